@@ -1,0 +1,38 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+
+.PHONY: install demo test lint bench clean
+
+install: $(STAMP)
+
+# torch goes first with its exact pin: that CPU wheel lies on disk here, anything looser pulls a CUDA build.
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet "torch==2.13.0"
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+demo: install
+	$(BIN)/assay demo --out demo-output
+
+test: install
+	$(BIN)/ruff check .
+	# pytest exits 5 when it collects no tests: not a failure of the build
+	$(BIN)/python -m pytest -q || [ $$? -eq 5 ]
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python bench/embeddings.py
+
+clean:
+	rm -rf .assay demo-output .pytest_cache

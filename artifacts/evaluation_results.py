@@ -1,0 +1,174 @@
+"""The per-evaluator ``results.json`` of seed 002 ("Deep dive into the JSON evaluation results") and the
+run's ``summary.json``: pure builders, no I/O."""
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from assay.models import ModelHost, TestLab, TestLabRow
+from assay.models.evaluation import EvaluationResult
+
+_SECRET_NAME = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
+
+
+def redact(settings: dict[str, Any]) -> dict[str, Any]:
+    """Advanced settings are passed through as given; anything named like a secret is masked on output."""
+    return {
+        name: "***"
+        if _SECRET_NAME.search(name) and isinstance(value, str)
+        else redact(value)
+        if isinstance(value, dict)
+        else value
+        for name, value in settings.items()
+    }
+
+
+def model_entry(model: ModelHost, rows: Sequence[TestLabRow]) -> dict[str, Any]:
+    durations = [row.actual_duration for row in rows if row.actual_duration is not None]
+    answered = [row for row in rows if row.answered]
+    return {
+        "key": model.key,
+        "name": model.name or model.key,
+        "model_type": model.type,
+        "connection": model.url,
+        "llm_model_name": model.llm_model_name,
+        "model_cfg": redact(model.settings),
+        "llm_model_meta": {
+            "success_count": len(answered),
+            "failure_count": len(rows) - len(answered),
+            "retry_count": sum(max(row.attempts - 1, 0) for row in rows),
+            "duration_min": min(durations, default=None),
+            "duration_max": max(durations, default=None),
+            "duration_avg": round(sum(durations) / len(durations), 6) if durations else None,
+            "input_tokens": sum(row.input_tokens or 0 for row in rows),
+            "output_tokens": sum(row.output_tokens or 0 for row in rows),
+            "cost": round(sum(row.cost or 0.0 for row in rows), 6),
+        },
+    }
+
+
+def _row_entry(row: TestLabRow) -> dict[str, Any]:
+    case = row.test_case
+    return {
+        "key": case.key,
+        "test_key": row.test_key,
+        "test_case_key": case.key,
+        "model_key": row.model_key,
+        "input": case.prompt,
+        "corpus": sorted({chunk.doc_uri for chunk in row.context if chunk.doc_uri}),
+        "context": [chunk.text for chunk in row.context],
+        "context_meta": [
+            {"doc_uri": chunk.doc_uri, "rank": chunk.rank, "score": chunk.score} for chunk in row.context
+        ],
+        "categories": case.categories,
+        "relationships": [relationship.model_dump() for relationship in case.relationships],
+        "expected_output": case.expected_output,
+        "output_condition": case.output_condition,
+        "actual_output": row.actual_output,
+        "actual_duration": row.actual_duration,
+        "cost": row.cost,
+        "input_tokens": row.input_tokens,
+        "output_tokens": row.output_tokens,
+        "error": row.error,
+    }
+
+
+def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
+    rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
+    spec = result.evaluator
+    entries = []
+    for scores in result.rows:
+        entry = _row_entry(rows[scores.model_key, scores.test_case_key])
+        entry.update({metric.key: scores.scores.get(metric.key) for metric in spec.metrics})
+        entry["unscored_reason"] = scores.unscored_reason
+        entries.append(entry)
+    thresholds = {metric.key: metric.threshold for metric in spec.metrics}
+    override = result.parameters.get("metric_threshold")
+    if override is not None:
+        thresholds[spec.primary_metric.key] = override
+    return {
+        "results": entries,
+        "models": [model_entry(model, lab.rows_for(model.key)) for model in lab.models],
+        "evaluator": {
+            "id": spec.id,
+            "name": spec.id,
+            "display_name": spec.display_name,
+            "description": spec.description,
+            "domain": spec.domain,
+            "compliance": spec.compliance,
+            "model_types": spec.model_types,
+            "required_inputs": spec.required_inputs,
+            "needs": spec.needs,
+            "keywords": spec.keywords,
+            "parameters": [
+                {**meta.model_dump(), "value": result.parameters.get(meta.name)} for meta in spec.parameters
+            ],
+            "metrics_meta": [
+                {
+                    "key": metric.key,
+                    "display_name": metric.display_name,
+                    "description": metric.description,
+                    "higher_is_better": metric.higher_is_better,
+                    "threshold": thresholds[metric.key],
+                    "range": list(metric.range),
+                    "is_primary": metric.is_primary,
+                }
+                for metric in spec.metrics
+            ],
+            "explanation_scopes": ["global", "local"],
+            "explanations": [
+                {
+                    "type": "leaderboard",
+                    "description": "Per model and metric: mean over scored cases, with scored/unscored counts.",
+                    "data": {
+                        model_key: {key: aggregate.model_dump() for key, aggregate in metrics.items()}
+                        for model_key, metrics in result.aggregates.items()
+                    },
+                }
+            ],
+            "elapsed_s": result.elapsed_s,
+            "schema_version": result.schema_version,
+        },
+    }
+
+
+def summary_document(lab: TestLab, results: Sequence[EvaluationResult], *, run_id: str) -> dict[str, Any]:
+    """Per model, per evaluator, per metric averages: what ``assay evaluate`` prints and the demo shows."""
+    metrics: dict[str, dict[str, Any]] = {model.key: {} for model in lab.models}
+    for result in results:
+        override = result.parameters.get("metric_threshold")
+        for model_key, aggregates in result.aggregates.items():
+            metrics[model_key][result.evaluator.id] = {
+                key: {
+                    **aggregate.model_dump(),
+                    "threshold": override
+                    if override is not None and result.evaluator.metric(key).is_primary
+                    else result.evaluator.metric(key).threshold,
+                    "higher_is_better": result.evaluator.metric(key).higher_is_better,
+                    "is_primary": result.evaluator.metric(key).is_primary,
+                }
+                for key, aggregate in aggregates.items()
+            }
+    return {
+        "schema_version": 1,
+        "run_id": run_id,
+        "test_lab": lab.name,
+        "test_cases": len({row.test_case.key for row in lab.rows}),
+        "models": [
+            {
+                "key": model.key,
+                "name": model.name or model.key,
+                "type": model.type,
+                **_host_outcome(lab, model.key),
+            }
+            for model in lab.models
+        ],
+        "evaluators": [result.evaluator.id for result in results],
+        "metrics": metrics,
+    }
+
+
+def _host_outcome(lab: TestLab, model_key: str) -> dict[str, int]:
+    rows = lab.rows_for(model_key)
+    failed = sum(1 for row in rows if not row.answered)
+    return {"answered": len(rows) - failed, "host_failures": failed}

@@ -1,0 +1,160 @@
+"""``assay evaluate``, ``assay demo`` and the catalogue listings."""
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from assay.cli.common import console, user_errors
+
+evaluators_app = typer.Typer(help="The evaluator catalogue.", no_args_is_help=True)
+hosts_app = typer.Typer(help="Systems under test that Assay can call.", no_args_is_help=True)
+
+
+@evaluators_app.command("list")
+def list_evaluators(
+    as_json: Annotated[bool, typer.Option("--json", help="Full metadata as JSON.")] = False,
+) -> None:
+    """List every registered evaluator with its metrics."""
+    from evaluators import evaluator_class, evaluator_ids
+
+    specs = [evaluator_class(evaluator_id).full_spec() for evaluator_id in evaluator_ids()]
+    if as_json:
+        console.print_json(json.dumps([spec.model_dump(mode="json") for spec in specs]))
+        return
+    table = Table("id", "domain", "needs", "primary metric", "threshold")
+    for spec in specs:
+        primary = spec.primary_metric
+        arrow = "higher" if primary.higher_is_better else "lower"
+        table.add_row(
+            spec.id,
+            spec.domain,
+            ", ".join(spec.needs) or "-",
+            f"{primary.key} ({arrow} is better)",
+            str(primary.threshold),
+        )
+    console.print(table)
+
+
+@hosts_app.command("list")
+def list_hosts() -> None:
+    """List the registered host types."""
+    from assay.hosts import host_class, host_types
+
+    for host_type in host_types():
+        console.print(f"[bold]{host_type}[/]: {host_class(host_type).description}")
+
+
+def evaluate(
+    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for results.json files and summary.json.")],
+    suite: Annotated[Path | None, typer.Option(help="Test suite (Assay JSON) to ask the hosts.")] = None,
+    lab: Annotated[
+        Path | None, typer.Option(help="Test lab with precomputed answers; no host is called.")
+    ] = None,
+    lab_format: Annotated[
+        str, typer.Option(help="Format of --lab: assay | eval-studio-testlab | mlflow | ragas.")
+    ] = "assay",
+    host: Annotated[
+        list[str] | None, typer.Option("--host", help="Host type or host JSON file; repeatable.")
+    ] = None,
+    evaluators: Annotated[
+        str, typer.Option(help="Comma-separated evaluator ids.")
+    ] = "answer_semantic_similarity,text_matching",
+    name: Annotated[str | None, typer.Option(help="Evaluation name in the artifact store.")] = None,
+    run_id: Annotated[
+        str | None, typer.Option(help="Continue this run id instead of deciding from --out.")
+    ] = None,
+) -> None:
+    """Evaluate a suite against hosts, or a test lab's precomputed answers, and print a per-model table."""
+    with user_errors():
+        hosts = [_host_argument(value) for value in host or (["sample-rag"] if suite else [])]
+        if lab is not None and hosts:
+            raise ValueError("--host is for --suite; a --lab already holds its answers")
+        evaluator_ids = _evaluator_ids(evaluators)
+        summary = _run_flow(
+            out=str(out),
+            suite=str(suite) if suite else None,
+            lab=str(lab) if lab else None,
+            lab_format=lab_format,
+            hosts=hosts,
+            evaluators=evaluator_ids,
+            name=name,
+            run_id=run_id,
+        )
+    print_summary(summary)
+    console.print(f"results: {out}/<evaluator>/results.json, {out}/summary.json")
+
+
+def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")) -> None:
+    """Evaluate the bundled sample suite against both built-in sample RAG systems."""
+    from assay.corpora import sample_data_path
+
+    evaluate(
+        out=out,
+        suite=sample_data_path() / "suite.json",
+        host=["sample-rag", "sample-rag-keyword"],
+        evaluators="answer_semantic_similarity,text_matching",
+        lab=None,
+        name="sample-bank-demo",
+    )
+
+
+def _host_argument(value: str) -> str | dict[str, Any]:
+    """``--host TYPE`` uses the type's defaults; ``--host FILE.json`` a full ModelHost configuration."""
+    if value.endswith(".json"):
+        path = Path(value)
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: line {error.lineno} column {error.colno}: {error.msg}") from error
+    from assay.hosts import host_class
+
+    host_class(value)
+    return value
+
+
+def _evaluator_ids(text: str) -> list[str]:
+    from evaluators import evaluator_class
+
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise ValueError("--evaluators needs at least one evaluator id")
+    for evaluator_id in ids:
+        evaluator_class(evaluator_id)
+    return ids
+
+
+def _run_flow(**parameters: Any) -> dict[str, Any]:
+    from assay.config import load_settings
+    from assay.prefect_env import configure_prefect
+
+    configure_prefect(load_settings())
+    from flows.evaluate import evaluate_flow
+
+    return evaluate_flow(**parameters)
+
+
+def print_summary(summary: dict[str, Any]) -> None:
+    """Per model: answered cases and the mean of each evaluator's primary metric."""
+    metrics = summary["metrics"]
+    columns = []
+    for evaluator_id in summary["evaluators"]:
+        any_model = next(iter(metrics.values()))[evaluator_id]
+        columns += [(evaluator_id, key) for key, meta in any_model.items() if meta["is_primary"]]
+    table = Table(
+        "model",
+        "answered",
+        *[f"{evaluator_id}\n{key}" for evaluator_id, key in columns],
+        title=f"{summary['test_lab']} ({summary['test_cases']} test cases)",
+    )
+    for model in summary["models"]:
+        cells = []
+        for evaluator_id, key in columns:
+            aggregate = metrics[model["key"]][evaluator_id][key]
+            mean = "unscored" if aggregate["mean"] is None else f"{aggregate['mean']:.3f}"
+            cells.append(f"{mean} ({aggregate['scored']} scored)")
+        answered = f"{model['answered']}/{model['answered'] + model['host_failures']}"
+        table.add_row(model["name"], answered, *cells)
+    console.print(table)

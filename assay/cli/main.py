@@ -1,0 +1,22 @@
+"""Entry point of the ``assay`` command."""
+
+import typer
+
+from assay.cli import artifacts, evaluate, suite
+
+app = typer.Typer(
+    name="assay",
+    help="Assay: model-risk validation studio for RAG and LLM systems.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(suite.app, name="suite")
+app.add_typer(artifacts.app, name="artifacts")
+app.add_typer(evaluate.evaluators_app, name="evaluators")
+app.add_typer(evaluate.hosts_app, name="hosts")
+app.command("evaluate")(evaluate.evaluate)
+app.command("demo")(evaluate.demo)
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,46 @@
+"""``assay suite import|export``: convert between Assay's JSON and other test-suite formats."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from assay.cli.common import console, user_errors
+
+app = typer.Typer(help="Import and export test suites and test labs.", no_args_is_help=True)
+
+FORMAT_HELP = "eval-studio-suite | eval-studio-testlab | mlflow | ragas | assay"
+
+
+@app.command("import")
+def import_(
+    path: Annotated[Path, typer.Argument(help="File to import.")],
+    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Where to write Assay's JSON.")],
+    model_key: Annotated[str, typer.Option(help="Model key for imported answers.")] = "imported",
+) -> None:
+    """Read PATH in a foreign format and write it as Assay's own JSON."""
+    from assay.formats import export_file, import_file
+
+    with user_errors():
+        imported = import_file(path, format, model_key=model_key)
+        export_file(imported, out, "assay")
+    kind = type(imported).__name__
+    count = imported.case_count if hasattr(imported, "case_count") else len(imported.rows)
+    console.print(
+        f"imported {kind} {imported.name!r} ({count} {'cases' if kind == 'TestSuite' else 'rows'}) -> {out}"
+    )
+
+
+@app.command("export")
+def export(
+    path: Annotated[Path, typer.Argument(help="Assay JSON (test suite or test lab) to export.")],
+    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
+    out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+) -> None:
+    """Write an Assay test suite or test lab in another format."""
+    from assay.formats import export_file, import_file
+
+    with user_errors():
+        export_file(import_file(path, "assay"), out, format)
+    console.print(f"exported {path} as {format} -> {out}")

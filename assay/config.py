@@ -1,0 +1,91 @@
+"""Settings: one object built from ``ASSAY_*`` environment variables and an optional ``assay.toml``.
+
+Precedence: explicit arguments > environment > ``assay.toml`` (``$ASSAY_CONFIG`` or ``./assay.toml``) > defaults.
+Nested sections use ``__`` in env names, e.g. ``ASSAY_STORE__BACKEND=s3``. Secrets are ``SecretStr`` so
+they never show in ``repr``, logs or dumps; ``public_dump`` is what may be written into artifacts.
+"""
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class StoreSettings(BaseModel):
+    backend: Literal["local", "s3"] = "local"
+    path: Path | None = None
+    endpoint: str = ""
+    bucket: str = "assay"
+    access_key: SecretStr | None = None
+    secret_key: SecretStr | None = None
+    secure: bool = True
+    region: str | None = None
+    prefix: str = ""
+
+
+class JudgeSettings(BaseModel):
+    """An OpenAI-compatible endpoint for LLM judges; nothing in the default path needs one."""
+
+    base_url: str = ""
+    model: str = ""
+    api_key: SecretStr | None = None
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ASSAY_", env_nested_delimiter="__", extra="forbid")
+
+    home: Path = Path(".assay")
+    store: StoreSettings = StoreSettings()
+    prefect_home: Path | None = None
+    cache_dir: Path | None = None
+    embedding_model: str = "all-MiniLM-L6-v2"
+    judge: JudgeSettings = JudgeSettings()
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = Path(os.environ.get("ASSAY_CONFIG", "assay.toml"))
+        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+
+    @property
+    def store_path(self) -> Path:
+        return self.store.path or self.home / "store"
+
+    @property
+    def prefect_home_path(self) -> Path:
+        return self.prefect_home or self.home / "prefect"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.cache_dir or self.home / "cache"
+
+    def public_dump(self) -> dict[str, Any]:
+        """Settings with every secret removed: safe to write into artifacts and reports."""
+        return self.model_dump(
+            mode="json", exclude={"store": {"access_key", "secret_key"}, "judge": {"api_key"}}
+        )
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build settings, naming the file at fault when ``assay.toml`` is malformed."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as error:
+        source = os.environ.get("ASSAY_CONFIG", "assay.toml")
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors()
+        )
+        raise ValueError(f"invalid Assay settings (environment ASSAY_* or {source}): {problems}") from None

@@ -1,0 +1,161 @@
+"""Ragas evaluation datasets (single-turn samples) as CSV, JSONL or a JSON list.
+
+Columns: ``user_input`` (the prompt), ``response``, ``retrieved_contexts`` (list of strings), ``reference``
+(the expected answer) and ``reference_contexts``. In CSV a list cell holds a JSON list or a Python list
+literal, which is what ``pandas.DataFrame.to_csv`` writes for list columns. An empty CSV cell counts as
+absent, so an empty response cannot be told from a missing one there.
+
+Ragas has no id column: keys are derived from the row position and the question, so re-importing the same
+file gives the same keys. ``reference_contexts`` are read but not kept, because `TestCase` has no field for
+reference passages. Suite-or-lab follows the MLflow rule (see `assay.formats.mlflow.assemble`).
+"""
+
+import ast
+import csv
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from assay.formats.errors import (
+    FormatError,
+    Locator,
+    at_cell,
+    load_records,
+    preview,
+    read_text,
+    stable_key,
+    validate,
+    write_json,
+    write_jsonl,
+    write_text,
+)
+from assay.formats.mlflow import FlatRecord, assemble, flatten
+from assay.models import RetrievedChunk, TestCase, TestLab, TestSuite
+
+LIST_COLUMNS = ("retrieved_contexts", "reference_contexts")
+_SUFFIXES = (".csv", ".jsonl", ".json")
+
+
+class _Sample(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    user_input: str
+    response: str | None = None
+    retrieved_contexts: list[str] = Field(default_factory=list)
+    reference: str | None = None
+    reference_contexts: list[str] = Field(default_factory=list)
+
+
+def parse_list_cell(text: str) -> list[str]:
+    """A list of strings from a cell: JSON first, then a Python literal; ValueError when it is neither."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            raise ValueError(text) from None
+    if not isinstance(value, list | tuple) or not all(isinstance(item, str) for item in value):
+        raise ValueError(text)
+    return list(value)
+
+
+def _parse_list_fields(raw: dict[str, Any], path: Path, where: Locator) -> dict[str, Any]:
+    parsed = dict(raw)
+    for column in LIST_COLUMNS:
+        if isinstance(raw.get(column), str):
+            try:
+                parsed[column] = parse_list_cell(raw[column])
+            except ValueError:
+                expected = "expected a JSON list of strings or a Python list literal"
+                raise FormatError(
+                    path, where((column,)), f"{expected} (got {preview(raw[column])})"
+                ) from None
+    return parsed
+
+
+def _flat_record(index: int, raw: dict[str, Any], path: Path, where: Locator) -> FlatRecord:
+    sample = validate(_Sample, _parse_list_fields(raw, path, where), path, where=where)
+    case = TestCase(
+        key=stable_key("ragas", index, sample.user_input),
+        prompt=sample.user_input,
+        expected_output=sample.reference or "",
+    )
+    context = [RetrievedChunk(text=text, rank=rank) for rank, text in enumerate(sample.retrieved_contexts)]
+    return FlatRecord(case, sample.response, context)
+
+
+def _csv_rows(path: Path) -> list[tuple[Locator, dict[str, Any]]]:
+    """The CSV's rows as records of their non-empty cells, each with the locator naming its line."""
+    reader = csv.reader(io.StringIO(read_text(path), newline=""))
+    header = [name.strip() for name in next(reader)]
+    if "user_input" not in header:
+        raise FormatError(path, "line 1", f"missing column 'user_input' (found columns {header})")
+    rows: list[tuple[Locator, dict[str, Any]]] = []
+    start = reader.line_num + 1
+    for cells in reader:
+        line, start = start, reader.line_num + 1  # a quoted cell may span lines; report where the row starts
+        if not any(cell.strip() for cell in cells):
+            continue
+        if len(cells) > len(header):
+            message = f"{len(cells)} cells but the header has {len(header)} columns"
+            raise FormatError(path, f"line {line}", message)
+        record = {name: cell for name, cell in zip(header, cells, strict=False) if cell != ""}
+        rows.append((lambda loc, n=line: at_cell(n, loc), record))
+    return rows
+
+
+def import_ragas(path: Path, *, model_key: str = "imported") -> TestSuite | TestLab:
+    """Read ``.csv``, ``.jsonl`` or ``.json``; a lab (answered by ``model_key``) when rows carry responses."""
+    _check_suffix(path)
+    located = _csv_rows(path) if path.suffix.lower() == ".csv" else load_records(path)
+    records = [_flat_record(index, raw, path, where) for index, (where, raw) in enumerate(located)]
+    return assemble(path.stem, records, model_key)
+
+
+def to_samples(records: list[FlatRecord], with_outputs: bool) -> list[dict[str, Any]]:
+    """Ragas samples; ``with_outputs`` adds the retrieved contexts and (when answered) the response."""
+    samples = []
+    for record in records:
+        sample: dict[str, Any] = {"user_input": record.case.prompt}
+        if with_outputs:
+            sample["retrieved_contexts"] = [chunk.text for chunk in record.context]
+            if record.answer is not None:
+                sample["response"] = record.answer
+        samples.append(sample | {"reference": record.case.expected_output})
+    return samples
+
+
+def _csv_text(samples: list[dict[str, Any]], with_outputs: bool) -> str:
+    columns = ["user_input", "retrieved_contexts", "response", "reference"] if with_outputs else []
+    columns = columns or ["user_input", "reference"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    for sample in samples:
+        cells = dict(sample)
+        if "retrieved_contexts" in cells:
+            cells["retrieved_contexts"] = json.dumps(cells["retrieved_contexts"], ensure_ascii=False)
+        writer.writerow(cells)
+    return buffer.getvalue()
+
+
+def export_ragas(obj: TestSuite | TestLab, path: Path, *, model_key: str | None = None) -> None:
+    """Write CSV, JSONL or JSON by the file's extension; list cells in CSV are JSON-encoded."""
+    _check_suffix(path)
+    with_outputs = isinstance(obj, TestLab)
+    samples = to_samples(flatten(obj, path, model_key), with_outputs)
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        write_text(path, _csv_text(samples, with_outputs))
+    elif suffix == ".jsonl":
+        write_jsonl(path, samples)
+    else:
+        write_json(path, samples)
+
+
+def _check_suffix(path: Path) -> None:
+    if path.suffix.lower() not in _SUFFIXES:
+        raise FormatError(path, "", f"expected a .csv, .jsonl or .json file for ragas (got {path.suffix!r})")

@@ -1,0 +1,154 @@
+"""Built-in sample RAG systems, so a demo and the tests need nothing external.
+
+Both retrieve top-k chunks from a corpus and answer extractively with the retrieved sentences most relevant
+to the question. ``sample-rag`` retrieves and ranks sentences by embeddings; ``sample-rag-keyword`` is
+lexical throughout (BM25, keyword overlap), which misses paraphrases: a realistically weaker system, so
+leaderboards compare two models out of the box.
+Token counts are whitespace words (a local system has no tokenizer bill) and the cost is zero. Answers
+are computed in one batch per shard, so each case's duration is its share of the batch's wall time.
+"""
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from assay.corpora import chunk_corpus, load_corpus, sample_data_path
+from assay.embeddings.sentences import split_sentences
+from assay.hosts.base import Host, HostAnswer
+from assay.hosts.retrievers import EmbeddingRetriever, KeywordRetriever, Retriever, keyword_tokens
+from assay.models import Chunk, RetrievedChunk, TestCase
+
+NOT_FOUND_ANSWER = "I could not find an answer to that question in the available documents."
+
+
+class SampleRag(Host):
+    type: ClassVar[str] = "sample-rag"
+    description: ClassVar[str] = "Built-in sample RAG: embedding retrieval + extractive answer over a corpus."
+    defaults: ClassVar[dict[str, Any]] = {
+        "corpus": None,
+        "top_k": 3,
+        "answer_sentences": 2,
+        "min_similarity": 0.4,
+        "chunk_words": 120,
+    }
+
+    def setting(self, name: str) -> Any:
+        return self.config.settings.get(name, self.defaults[name])
+
+    def make_retriever(self, chunks: Sequence[Chunk]) -> Retriever:
+        return EmbeddingRetriever(chunks, self.embedder)
+
+    def _load(self) -> None:
+        if getattr(self, "_chunks", None) is not None:
+            return
+        folder = self.setting("corpus")
+        corpus_path = Path(folder) if folder else sample_data_path() / "corpus"
+        self._chunks = chunk_corpus(load_corpus(corpus_path), self.setting("chunk_words"))
+        self._retriever = self.make_retriever(self._chunks)
+        self._answers: dict[tuple[str, str], HostAnswer] = {}
+
+    async def prepare(self, cases: Sequence[TestCase]) -> None:
+        self._load()
+        pending = [case for case in cases if (case.key, case.prompt) not in self._answers]
+        if not pending:
+            return
+        started = time.perf_counter()
+        questions = [case.prompt for case in pending]
+        hits_per_case = self._retriever.search(questions, self.setting("top_k"))
+        candidates = [self._sentences(hits) for hits in hits_per_case]
+        relevance = self.score_sentences(
+            questions, [[sentence for sentence, _ in group] for group in candidates]
+        )
+        for case, hits, sentences, scores in zip(pending, hits_per_case, candidates, relevance, strict=True):
+            self._answers[case.key, case.prompt] = self._compose(case, hits, sentences, scores)
+        share = (time.perf_counter() - started) / len(pending)
+        for case in pending:
+            self._answers[case.key, case.prompt].duration = round(share, 6)
+
+    def score_sentences(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[str]]
+    ) -> list[np.ndarray]:
+        """Cosine of each candidate sentence with its question; all texts embedded in one batch."""
+        flat = [sentence for group in candidates for sentence in group]
+        vectors = self.embedder.embed([*questions, *flat])
+        question_vectors, sentence_vectors = vectors[: len(questions)], vectors[len(questions) :]
+        scores, offset = [], 0
+        for question_vector, group in zip(question_vectors, candidates, strict=True):
+            scores.append(sentence_vectors[offset : offset + len(group)] @ question_vector)
+            offset += len(group)
+        return scores
+
+    def _sentences(self, hits: list[tuple[int, float]]) -> list[tuple[str, int]]:
+        """Candidate answer sentences of the retrieved chunks with their chunk rank, title lines left out."""
+        seen: set[str] = set()
+        sentences = []
+        for rank, (index, _) in enumerate(hits):
+            body = self._chunks[index].text.split("\n", 1)[-1]
+            for sentence in split_sentences(body):
+                if sentence not in seen:
+                    seen.add(sentence)
+                    sentences.append((sentence, rank))
+        return sentences
+
+    def _compose(
+        self,
+        case: TestCase,
+        hits: list[tuple[int, float]],
+        sentences: list[tuple[str, int]],
+        similarity: np.ndarray,
+    ) -> HostAnswer:
+        context = [
+            RetrievedChunk(
+                text=self._chunks[index].text,
+                doc_uri=self._chunks[index].doc_uri,
+                rank=rank,
+                score=round(score, 6),
+            )
+            for rank, (index, score) in enumerate(hits)
+        ]
+        order = np.argsort(-similarity, kind="stable")[: self.setting("answer_sentences")]
+        chosen = sorted(i for i in order if similarity[i] >= self.setting("min_similarity"))
+        answer = " ".join(sentences[i][0] for i in chosen) if chosen else NOT_FOUND_ANSWER
+        prompt_words = len(case.prompt.split()) + sum(len(chunk.text.split()) for chunk in context)
+        return HostAnswer(
+            actual_output=answer,
+            context=context,
+            input_tokens=prompt_words,
+            output_tokens=len(answer.split()),
+            cost=0.0,
+        )
+
+    async def answer(self, case: TestCase) -> HostAnswer:
+        self._load()
+        if (case.key, case.prompt) not in self._answers:
+            await self.prepare([case])
+        return self._answers[case.key, case.prompt]
+
+
+class SampleRagKeyword(SampleRag):
+    """Lexical end to end: BM25 retrieval, and answer sentences chosen by keyword overlap with the question
+    (share of the question's keywords a sentence contains), as a pre-embedding search system would."""
+
+    type: ClassVar[str] = "sample-rag-keyword"
+    description: ClassVar[str] = (
+        "Built-in sample RAG, lexical: BM25 retrieval + keyword-overlap answers; a weaker baseline."
+    )
+    defaults: ClassVar[dict[str, Any]] = {**SampleRag.defaults, "min_similarity": 0.2}
+
+    def make_retriever(self, chunks: Sequence[Chunk]) -> Retriever:
+        return KeywordRetriever(chunks)
+
+    def score_sentences(
+        self, questions: Sequence[str], candidates: Sequence[Sequence[str]]
+    ) -> list[np.ndarray]:
+        scores = []
+        for question, group in zip(questions, candidates, strict=True):
+            wanted = set(keyword_tokens(question))
+            overlap = [
+                len(wanted & set(keyword_tokens(sentence))) / max(len(wanted), 1) for sentence in group
+            ]
+            scores.append(np.array(overlap, dtype=np.float32))
+        return scores

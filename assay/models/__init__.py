@@ -1,0 +1,26 @@
+"""Assay's domain models: pydantic, no I/O. Every model written on its own carries ``schema_version``."""
+
+from assay.models.base import SCHEMA_VERSION, DomainModel, PersistedModel
+from assay.models.corpus import Chunk, Corpus, Document
+from assay.models.hosts import ModelHost
+from assay.models.lab import RetrievedChunk, TestLab, TestLabRow, ToolCall
+from assay.models.suite import ConversationTurn, Relationship, Test, TestCase, TestSuite
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Chunk",
+    "ConversationTurn",
+    "Corpus",
+    "Document",
+    "DomainModel",
+    "ModelHost",
+    "PersistedModel",
+    "Relationship",
+    "RetrievedChunk",
+    "Test",
+    "TestCase",
+    "TestLab",
+    "TestLabRow",
+    "TestSuite",
+    "ToolCall",
+]

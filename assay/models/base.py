@@ -1,0 +1,17 @@
+"""Shared configuration for every Assay domain model."""
+
+from pydantic import BaseModel, ConfigDict
+
+SCHEMA_VERSION = 1
+
+
+class DomainModel(BaseModel):
+    """Base of every domain model: strict about unknown fields so typos in input files are caught."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, populate_by_name=True)
+
+
+class PersistedModel(DomainModel):
+    """A model written to disk or object storage on its own; carries the schema version it was written with."""
+
+    schema_version: int = SCHEMA_VERSION

@@ -1,0 +1,99 @@
+"""What evaluators declare about themselves and what they produce."""
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from assay.models.base import DomainModel, PersistedModel
+
+Domain = Literal["generation", "retrieval", "privacy", "fairness", "summarization", "classification"]
+Need = Literal["embeddings", "llm", "model_weights"]
+ModelType = Literal["llm", "rag"]
+CaseInput = Literal[
+    "question",
+    "expected_output",
+    "actual_output",
+    "retrieved_context",
+    "output_condition",
+    "expected_retrieved_doc_uris",
+    "duration",
+    "cost",
+    "tokens",
+]
+
+
+class MetricMeta(DomainModel):
+    key: str
+    display_name: str
+    description: str
+    higher_is_better: bool = True
+    threshold: float | None = None
+    range: tuple[float, float] = (0.0, 1.0)
+    is_primary: bool = False
+
+    def passes(self, value: float, threshold: float | None = None) -> bool:
+        """Whether ``value`` is on the good side of the threshold (inclusive)."""
+        limit = self.threshold if threshold is None else threshold
+        if limit is None:
+            return True
+        return value >= limit if self.higher_is_better else value <= limit
+
+
+class ParameterMeta(DomainModel):
+    name: str
+    description: str
+    type: str
+    default: Any = None
+
+
+class EvaluatorSpec(DomainModel):
+    """Everything about an evaluator that is data: declared once, written into every results file."""
+
+    id: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    display_name: str
+    description: str
+    domain: Domain
+    compliance: list[str] = Field(default_factory=list)
+    model_types: list[ModelType] = Field(default_factory=lambda: ["llm", "rag"])
+    required_inputs: list[CaseInput]
+    needs: list[Need] = Field(default_factory=list)
+    metrics: list[MetricMeta]
+    parameters: list[ParameterMeta] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+
+    @property
+    def primary_metric(self) -> MetricMeta:
+        return next(metric for metric in self.metrics if metric.is_primary)
+
+    def metric(self, key: str) -> MetricMeta:
+        for metric in self.metrics:
+            if metric.key == key:
+                return metric
+        raise KeyError(f"evaluator {self.id} has no metric {key!r}")
+
+
+class CaseScores(DomainModel):
+    """One evaluator's verdict on one test-lab row. Empty ``scores`` with a reason means unscored, not zero."""
+
+    test_case_key: str
+    model_key: str
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    unscored_reason: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class MetricAggregate(DomainModel):
+    mean: float | None
+    scored: int
+    unscored: int
+    passed: int = Field(description="Scored cases on the good side of the threshold.")
+
+
+class EvaluationResult(PersistedModel):
+    evaluator: EvaluatorSpec
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    rows: list[CaseScores]
+    aggregates: dict[str, dict[str, MetricAggregate]] = Field(
+        default_factory=dict, description="model_key -> metric key -> aggregate"
+    )
+    elapsed_s: float = 0.0

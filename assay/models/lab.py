@@ -1,0 +1,74 @@
+"""Test labs: test cases resolved against one or more systems under test."""
+
+from pydantic import Field, model_validator
+
+from assay.models.base import DomainModel, PersistedModel
+from assay.models.hosts import ModelHost
+from assay.models.suite import TestCase
+
+
+class RetrievedChunk(DomainModel):
+    text: str
+    doc_uri: str = ""
+    rank: int = Field(default=0, ge=0, description="0 is the chunk the retriever ranked first.")
+    score: float | None = None
+
+
+class ToolCall(DomainModel):
+    name: str
+    arguments: dict = Field(default_factory=dict)
+
+
+class TestLabRow(DomainModel):
+    """One test case answered by one model."""
+
+    __test__ = False
+
+    test_case: TestCase
+    test_key: str = ""
+    model_key: str
+    actual_output: str | None = None
+    context: list[RetrievedChunk] = Field(default_factory=list)
+    actual_duration: float | None = Field(default=None, ge=0)
+    cost: float | None = Field(default=None, ge=0)
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    error: str | None = Field(default=None, description="Why the host gave no answer; None when it did.")
+    attempts: int = Field(default=1, ge=0)
+
+    @property
+    def row_key(self) -> str:
+        return f"{self.model_key}:{self.test_case.key}"
+
+    @property
+    def answered(self) -> bool:
+        return self.error is None and self.actual_output is not None
+
+
+class TestLab(PersistedModel):
+    __test__ = False
+
+    name: str
+    description: str = ""
+    models: list[ModelHost] = Field(default_factory=list)
+    rows: list[TestLabRow] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _rows_name_known_models(self) -> "TestLab":
+        known = {model.key for model in self.models}
+        for index, row in enumerate(self.rows):
+            if row.model_key not in known:
+                raise ValueError(
+                    f"rows[{index}].model_key {row.model_key!r} is not one of models[].key {sorted(known)}"
+                )
+        return self
+
+    def model(self, key: str) -> ModelHost:
+        for model in self.models:
+            if model.key == key:
+                return model
+        raise KeyError(key)
+
+    def rows_for(self, model_key: str) -> list[TestLabRow]:
+        return [row for row in self.rows if row.model_key == model_key]

@@ -1,0 +1,20 @@
+"""Prefect configuration derived from Assay settings; must run before ``prefect`` is first imported."""
+
+import os
+
+from assay.config import Settings
+
+
+def configure_prefect(settings: Settings) -> None:
+    """Keep Prefect's state inside Assay's home and keep it quiet and offline, unless the user set otherwise."""
+    home = settings.prefect_home_path.resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("PREFECT_HOME", str(home))
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY", "false")
+    os.environ.setdefault("PREFECT_RESULTS_PERSIST_BY_DEFAULT", "true")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    numba_cache = settings.cache_path.resolve() / "numba"
+    numba_cache.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_cache))

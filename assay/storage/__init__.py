@@ -1,0 +1,29 @@
+"""Object storage (local directory or S3) and the versioned artifact store built on it."""
+
+from assay.storage.artifacts import ArtifactStore, validate_artifact_name
+from assay.storage.base import ObjectStore, validate_key
+from assay.storage.errors import (
+    ArtifactIntegrityError,
+    ArtifactNotFoundError,
+    ObjectExistsError,
+    ObjectNotFoundError,
+    StorageError,
+)
+from assay.storage.factory import open_object_store
+from assay.storage.local import LocalObjectStore
+from assay.storage.s3 import S3ObjectStore
+
+__all__ = [
+    "ArtifactIntegrityError",
+    "ArtifactNotFoundError",
+    "ArtifactStore",
+    "LocalObjectStore",
+    "ObjectExistsError",
+    "ObjectNotFoundError",
+    "ObjectStore",
+    "S3ObjectStore",
+    "StorageError",
+    "open_object_store",
+    "validate_artifact_name",
+    "validate_key",
+]

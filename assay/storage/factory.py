@@ -1,0 +1,31 @@
+"""Build the object store the settings ask for."""
+
+from assay.config import Settings
+from assay.storage.base import ObjectStore
+from assay.storage.local import LocalObjectStore
+from assay.storage.s3 import S3ObjectStore
+
+
+def open_object_store(settings: Settings) -> ObjectStore:
+    """A ``LocalObjectStore`` at ``settings.store_path``, or an ``S3ObjectStore`` from ``settings.store``.
+
+    Opening an S3 store contacts the server (it creates the bucket when missing), so a wrong endpoint or
+    wrong credentials fail here with a ``StorageError`` rather than at the first write.
+    """
+    store = settings.store
+    if store.backend == "local":
+        return LocalObjectStore(settings.store_path)
+    if not store.endpoint:
+        raise ValueError(
+            "the s3 store backend needs an endpoint: set ASSAY_STORE__ENDPOINT (or [store] endpoint in "
+            "assay.toml) to host:port of the S3 server"
+        )
+    return S3ObjectStore(
+        store.endpoint,
+        store.bucket,
+        store.access_key.get_secret_value() if store.access_key else None,
+        store.secret_key.get_secret_value() if store.secret_key else None,
+        secure=store.secure,
+        region=store.region,
+        prefix=store.prefix,
+    )

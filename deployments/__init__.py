@@ -1,0 +1,1 @@
+"""Prefect deployments: serve entry points and schedules for the flows."""

@@ -1,0 +1,149 @@
+"""The evaluator contract.
+
+An evaluator is a small dataclass: configuration in fields, metadata in one ``spec`` class attribute, and
+``score(case)`` returning one value per metric. Everything a case has travels in one ``CaseContext``, so
+adding a field never breaks a plugin. Heavy shared work (embeddings) is injected through ``Services`` and
+batched by the optional ``prepare`` hook, which sees every case before any is scored.
+"""
+
+import dataclasses
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from assay.embeddings.engine import Embedder
+from assay.models import RetrievedChunk, TestLabRow
+from assay.models.evaluation import EvaluatorSpec, ParameterMeta
+
+
+class Unscored(Exception):
+    """Raised by ``score`` when a case cannot be scored (missing input, parse failure, unavailable model).
+
+    ``scores`` may still carry the metrics that *are* known, e.g. a parse-failure counter.
+    """
+
+    def __init__(self, reason: str, scores: dict[str, float | None] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.scores = scores or {}
+
+
+@dataclass
+class Services:
+    """Dependencies shared by all evaluators of a run; created lazily so rule-based runs load no model."""
+
+    embedder_factory: Any = None
+    _embedder: Embedder | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            if self.embedder_factory is None:
+                raise Unscored("no embedding engine configured")
+            self._embedder = self.embedder_factory()
+        return self._embedder
+
+
+@dataclass(frozen=True)
+class CaseContext:
+    """Everything one test-lab row offers an evaluator."""
+
+    test_case_key: str
+    model_key: str
+    question: str
+    expected_output: str
+    actual_output: str | None
+    retrieved_context: list[RetrievedChunk]
+    output_condition: str
+    expected_retrieved_doc_uris: list[str]
+    categories: list[str]
+    duration: float | None
+    cost: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    host_error: str | None
+
+    @classmethod
+    def from_row(cls, row: TestLabRow) -> "CaseContext":
+        case = row.test_case
+        return cls(
+            test_case_key=case.key,
+            model_key=row.model_key,
+            question=case.prompt,
+            expected_output=case.expected_output,
+            actual_output=row.actual_output,
+            retrieved_context=list(row.context),
+            output_condition=case.output_condition,
+            expected_retrieved_doc_uris=list(case.expected_retrieved_doc_uris),
+            categories=list(case.categories),
+            duration=row.actual_duration,
+            cost=row.cost,
+            input_tokens=row.input_tokens,
+            output_tokens=row.output_tokens,
+            host_error=row.error,
+        )
+
+    def missing(self, inputs: Sequence[str]) -> list[str]:
+        """Names of the required inputs this case lacks."""
+        present = {
+            "question": bool(self.question.strip()),
+            "expected_output": bool(self.expected_output.strip()),
+            "actual_output": self.actual_output is not None and bool(self.actual_output.strip()),
+            "retrieved_context": bool(self.retrieved_context),
+            "output_condition": bool(self.output_condition.strip()),
+            "expected_retrieved_doc_uris": bool(self.expected_retrieved_doc_uris),
+            "duration": self.duration is not None,
+            "cost": self.cost is not None,
+            "tokens": self.input_tokens is not None or self.output_tokens is not None,
+        }
+        return [name for name in inputs if not present[name]]
+
+
+@dataclass
+class Evaluator(ABC):
+    spec: ClassVar[EvaluatorSpec]
+    services: Services = field(default_factory=Services, repr=False, compare=False)
+
+    @classmethod
+    def parameter_meta(cls) -> list[ParameterMeta]:
+        """Parameters are the dataclass fields (bar ``services``); their descriptions live in field metadata."""
+        return [
+            ParameterMeta(
+                name=f.name,
+                description=f.metadata.get("description", ""),
+                type=getattr(f.type, "__name__", str(f.type)),
+                default=f.default if f.default is not dataclasses.MISSING else None,
+            )
+            for f in dataclasses.fields(cls)
+            if f.name != "services"
+        ]
+
+    @classmethod
+    def full_spec(cls) -> EvaluatorSpec:
+        return cls.spec.model_copy(update={"parameters": cls.parameter_meta()})
+
+    def parameters(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "services"}
+
+    def threshold(self, metric_key: str) -> float | None:
+        """The threshold in force: ``metric_threshold`` overrides the primary metric's default."""
+        metric = self.spec.metric(metric_key)
+        override = getattr(self, "metric_threshold", None)
+        if metric.is_primary and override is not None:
+            return float(override)
+        return metric.threshold
+
+    def prepare(self, cases: Sequence[CaseContext]) -> None:  # noqa: B027 - optional hook
+        """Batch shared work for all cases before scoring; the default has nothing to batch."""
+
+    @abstractmethod
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        """Metric key -> value for one case; raise ``Unscored`` when the case cannot be scored."""
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    """Cosine of two unit vectors, clipped into [0, 1] as similarity metrics report it."""
+    return float(np.clip(np.dot(a, b), 0.0, 1.0))

@@ -1,0 +1,81 @@
+"""Text matching: does the answer (and the retrieved context) satisfy the case's condition (seed 002)."""
+
+from dataclasses import dataclass, field
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.conditions import ConditionError, parse_condition
+from evaluators.registry import register
+
+
+def _failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
+    return MetricMeta(
+        key=key, display_name=display_name, description=description, higher_is_better=False, threshold=0.5
+    )
+
+
+@register
+@dataclass
+class TextMatching(Evaluator):
+    spec = EvaluatorSpec(
+        id="text_matching",
+        display_name="Text matching",
+        description=(
+            "Checks whether the actual answer and the retrieved context contain the required strings and "
+            'match the regular expressions of the test case\'s condition ("..." AND regexp("...") OR NOT ...).'
+        ),
+        domain="generation",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["output_condition", "actual_output"],
+        metrics=[
+            MetricMeta(
+                key="model_passes",
+                display_name="Model passes",
+                description="Share of outputs that satisfy the condition.",
+                higher_is_better=True,
+                threshold=0.5,
+                is_primary=True,
+            ),
+            _failure_metric("model_failures", "Model failures", "Share of outputs that fail the condition."),
+            _failure_metric(
+                "model_retrieval_failures",
+                "Model retrieval failures",
+                "Share of retrieved contexts that fail the condition (RAG only).",
+            ),
+            _failure_metric(
+                "model_generation_failures",
+                "Model generation failures",
+                "Share of outputs generated from the retrieved context that fail the condition.",
+            ),
+            _failure_metric(
+                "model_parse_failures",
+                "Model parse failures",
+                "Share of cases whose condition could not be parsed or evaluated.",
+            ),
+        ],
+        keywords=["rules", "regex", "conditions"],
+    )
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    )
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        try:
+            condition = parse_condition(case.output_condition)
+            passes = condition.matches(case.actual_output or "")
+            context = "\n".join(chunk.text for chunk in case.retrieved_context)
+            retrieval_ok = condition.matches(context) if case.retrieved_context else None
+        except ConditionError as error:
+            raise Unscored(
+                f"test case {case.test_case_key}: condition {case.output_condition!r}: {error}",
+                scores={"model_parse_failures": 1.0},
+            ) from error
+        failed = 0.0 if passes else 1.0
+        return {
+            "model_passes": 1.0 - failed,
+            "model_failures": failed,
+            "model_retrieval_failures": None if retrieval_ok is None else float(not retrieval_ok),
+            "model_generation_failures": failed,
+            "model_parse_failures": 0.0,
+        }

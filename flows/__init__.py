@@ -1,0 +1,1 @@
+"""Prefect flows: orchestration only; every step is a task in ``tasks/``."""

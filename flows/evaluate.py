@@ -1,0 +1,68 @@
+"""The evaluate flow: build the test lab, run the evaluators, publish the results."""
+
+from pathlib import Path
+from typing import Any
+
+from prefect import flow
+
+from assay.formats import import_file
+from assay.hosts import default_host_config
+from assay.models import ModelHost, TestLab, TestSuite
+from assay.runs import fingerprint, finish_run, start_run
+from tasks.evaluate import build_lab, evaluate, publish
+
+DEFAULT_EVALUATORS = ["answer_semantic_similarity", "text_matching"]
+
+
+def _host_config(host: str | dict[str, Any]) -> ModelHost:
+    return default_host_config(host) if isinstance(host, str) else ModelHost.model_validate(host)
+
+
+@flow(name="evaluate", log_prints=True)
+def evaluate_flow(
+    out: str,
+    suite: str | None = None,
+    lab: str | None = None,
+    lab_format: str = "assay",
+    hosts: list[str | dict[str, Any]] | None = None,
+    evaluators: list[str] | None = None,
+    evaluator_parameters: dict[str, dict[str, Any]] | None = None,
+    name: str | None = None,
+    run_id: str | None = None,
+) -> dict[str, Any]:
+    """Evaluate a suite against hosts (``suite`` + ``hosts``) or a test lab's precomputed answers (``lab``)."""
+    if (suite is None) == (lab is None):
+        raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
+    evaluator_ids = evaluators or DEFAULT_EVALUATORS
+    parameters = evaluator_parameters or {}
+    if suite is not None:
+        test_suite = import_file(Path(suite), "assay")
+        if not isinstance(test_suite, TestSuite):
+            raise ValueError(f"{suite} holds a test lab; pass it as 'lab'")
+        host_configs = [_host_config(host) for host in hosts or ["sample-rag"]]
+        inputs = fingerprint(
+            test_suite.model_dump(mode="json"), [h.model_dump(mode="json") for h in host_configs]
+        )
+        evaluation_name = name or _slug(test_suite.name)
+    else:
+        test_lab = import_file(Path(lab), lab_format)
+        if not isinstance(test_lab, TestLab):
+            raise ValueError(f"{lab} holds a test suite without answers; pass it as 'suite'")
+        inputs = fingerprint(test_lab.model_dump(mode="json"))
+        evaluation_name = name or _slug(test_lab.name)
+    out_dir = Path(out)
+    record = start_run(out_dir, fingerprint(inputs, evaluator_ids, parameters), run_id)
+    print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
+    if suite is not None:
+        test_lab = build_lab(test_suite, host_configs, record.run_id)
+    results = [
+        evaluate(test_lab, evaluator_id, parameters.get(evaluator_id, {}), record.run_id)
+        for evaluator_id in evaluator_ids
+    ]
+    summary = publish(test_lab, results, str(out_dir), evaluation_name, record.run_id)
+    finish_run(out_dir, record)
+    return summary
+
+
+def _slug(text: str) -> str:
+    return "-".join("".join(c.lower() if c.isalnum() else " " for c in text).split()) or "evaluation"

@@ -1,0 +1,1 @@
+"""Helpers shared by test folders: real servers started on free loopback ports."""

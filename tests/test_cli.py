@@ -1,0 +1,132 @@
+"""The command line: fast start, catalogue listing, import/export and artifact commands with clear errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from assay.cli.main import app
+
+DATA = Path(__file__).parent / "formats" / "data"
+runner = CliRunner()
+
+
+def test_help_does_not_import_heavy_libraries() -> None:
+    code = (
+        "import sys; from typer.testing import CliRunner; from assay.cli.main import app; "
+        "result = CliRunner().invoke(app, ['--help']); assert result.exit_code == 0, result.output; "
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'prefect', 'transformers') if m in sys.modules]; "
+        "print(heavy)"
+    )
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert output.strip() == "[]"
+
+
+def test_evaluators_list_json_has_metadata() -> None:
+    result = runner.invoke(app, ["evaluators", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    specs = {spec["id"]: spec for spec in json.loads(result.output)}
+    metric = specs["text_matching"]["metrics"][0]
+    assert metric["key"] == "model_passes" and metric["is_primary"] and metric["threshold"] == 0.5
+    assert specs["answer_semantic_similarity"]["needs"] == ["embeddings"]
+
+
+def test_hosts_list_names_the_builtin_hosts() -> None:
+    result = runner.invoke(app, ["hosts", "list"])
+    assert result.exit_code == 0
+    for host_type in ("sample-rag", "sample-rag-keyword", "testlab"):
+        assert host_type in result.output
+
+
+def test_suite_import_then_export_round_trips(tmp_path: Path) -> None:
+    native = tmp_path / "suite.json"
+    result = runner.invoke(
+        app,
+        [
+            "suite",
+            "import",
+            str(DATA / "eval_studio_suite.json"),
+            "--format",
+            "eval-studio-suite",
+            "--out",
+            str(native),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(native.read_text())["schema_version"] == 1
+    exported = tmp_path / "back.json"
+    result = runner.invoke(
+        app, ["suite", "export", str(native), "--format", "eval-studio-suite", "--out", str(exported)]
+    )
+    assert result.exit_code == 0, result.output
+    assert [case["prompt"] for case in json.loads(exported.read_text())["tests"][0]["test_cases"]] == [
+        case["prompt"]
+        for case in json.loads((DATA / "eval_studio_suite.json").read_text())["tests"][0]["test_cases"]
+    ]
+
+
+def test_malformed_suite_names_the_file_and_field(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "suite",
+            "import",
+            str(DATA / "suite_missing_prompt.json"),
+            "--format",
+            "eval-studio-suite",
+            "--out",
+            str(tmp_path / "x.json"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "suite_missing_prompt.json" in result.output and "prompt" in result.output
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_unknown_format_lists_the_valid_ones(tmp_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        [
+            "suite",
+            "import",
+            str(DATA / "eval_studio_suite.json"),
+            "--format",
+            "xml",
+            "--out",
+            str(tmp_path / "x.json"),
+        ],
+    )
+    assert result.exit_code == 2
+    assert "eval-studio-suite" in result.output
+
+
+def test_artifacts_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path))
+    from assay.config import load_settings
+    from assay.storage import ArtifactStore, open_object_store
+
+    store = ArtifactStore(open_object_store(load_settings()))
+    store.put_json("reports/r.json", {"v": 1}, filename="r.json")
+    store.put_json("reports/r.json", {"v": 2}, filename="r.json")
+
+    listing = runner.invoke(app, ["artifacts", "list", "--all-versions", "--json"])
+    assert listing.exit_code == 0, listing.output
+    assert [(m["name"], m["version"]) for m in json.loads(listing.output)] == [
+        ("reports/r.json", 1),
+        ("reports/r.json", 2),
+    ]
+
+    first = runner.invoke(app, ["artifacts", "get", "reports/r.json", "--version", "1"])
+    assert json.loads(first.stdout) == {"v": 1}
+    missing = runner.invoke(app, ["artifacts", "get", "reports/r.json", "--version", "9"])
+    assert missing.exit_code == 2 and "reports/r.json" in missing.output
+
+    assert runner.invoke(app, ["artifacts", "verify"]).exit_code == 0
+    content_key = next(key for key in store.store.list("artifacts/reports") if key.endswith("v000001/r.json"))
+    store.store.put(content_key, b'{"v": 666}', overwrite=True)
+    tampered = runner.invoke(app, ["artifacts", "verify"])
+    assert tampered.exit_code == 1
+    assert "hash_mismatch" in tampered.output or "size_mismatch" in tampered.output

@@ -1,0 +1,41 @@
+from pathlib import Path
+
+import pytest
+
+from assay.config import load_settings
+
+
+def test_defaults_live_under_the_assay_home(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path))
+    settings = load_settings()
+    assert settings.store.backend == "local"
+    assert settings.store_path == tmp_path / "store"
+    assert settings.cache_path == tmp_path / "cache"
+    assert settings.prefect_home_path == tmp_path / "prefect"
+
+
+def test_environment_beats_toml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    toml = tmp_path / "assay.toml"
+    toml.write_text('embedding_model = "from-toml"\n[store]\nbackend = "s3"\nendpoint = "127.0.0.1:9000"\n')
+    monkeypatch.setenv("ASSAY_CONFIG", str(toml))
+    monkeypatch.setenv("ASSAY_STORE__ENDPOINT", "127.0.0.1:9999")
+    settings = load_settings()
+    assert settings.embedding_model == "from-toml"
+    assert (settings.store.backend, settings.store.endpoint) == ("s3", "127.0.0.1:9999")
+
+
+def test_secrets_never_show(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSAY_STORE__SECRET_KEY", "s3cr3t-value")
+    monkeypatch.setenv("ASSAY_JUDGE__API_KEY", "sk-judge-value")
+    settings = load_settings()
+    assert settings.store.secret_key.get_secret_value() == "s3cr3t-value"
+    for text in (repr(settings), str(settings.public_dump()), settings.model_dump_json()):
+        assert "s3cr3t-value" not in text and "sk-judge-value" not in text
+
+
+def test_bad_settings_name_the_source(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    toml = tmp_path / "assay.toml"
+    toml.write_text('[store]\nbackend = "ftp"\n')
+    monkeypatch.setenv("ASSAY_CONFIG", str(toml))
+    with pytest.raises(ValueError, match=r"assay\.toml.*store\.backend"):
+        load_settings()

@@ -1,0 +1,137 @@
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from assay.corpora import sample_data_path
+from assay.embeddings import EmbeddingEngine
+from assay.hosts import CallPolicy, Host, HostAnswer, HostError, create_host, default_host_config, resolve
+from assay.hosts.sample_rag import NOT_FOUND_ANSWER
+from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
+
+FAST = CallPolicy(concurrency=2, timeout_s=0.5, retries=2, backoff_s=0.01)
+
+
+class ScriptedHost(Host):
+    """Answers by script: 'ok', 'flaky' (fails once), 'slow' (times out), 'broken' (permanent error)."""
+
+    type: ClassVar[str] = "scripted"
+    description: ClassVar[str] = "test double"
+
+    def __init__(self, config: ModelHost) -> None:
+        super().__init__(config)
+        self.calls: dict[str, int] = {}
+        self.active = 0
+        self.max_active = 0
+
+    async def answer(self, case: TestCase) -> HostAnswer:
+        self.calls[case.key] = self.calls.get(case.key, 0) + 1
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            await asyncio.sleep(0.02)
+            if case.prompt == "slow":
+                await asyncio.sleep(5)
+            if case.prompt == "flaky" and self.calls[case.key] == 1:
+                raise ConnectionError("connection reset")
+            if case.prompt == "broken":
+                raise HostError("400 bad request")
+            return HostAnswer(actual_output=f"answer to {case.key}", cost=0.01)
+        finally:
+            self.active -= 1
+
+
+def cases(*prompts: str) -> list[tuple[str, TestCase]]:
+    return [("t", TestCase(key=f"c{i}", prompt=prompt)) for i, prompt in enumerate(prompts)]
+
+
+def test_failures_are_recorded_per_case_and_never_abort() -> None:
+    host = ScriptedHost(ModelHost(key="s", type="scripted"))
+    rows = asyncio.run(resolve(host, cases("ok", "flaky", "slow", "broken", "ok", "ok"), FAST))
+    assert [row.test_case.key for row in rows] == ["c0", "c1", "c2", "c3", "c4", "c5"]
+    ok, flaky, slow, broken = rows[:4]
+    assert ok.answered and ok.attempts == 1 and ok.actual_duration > 0 and ok.cost == 0.01
+    assert flaky.answered and flaky.attempts == 2
+    assert not slow.answered and "no answer within 0.5s" in slow.error and slow.attempts == 3
+    assert broken.error == "400 bad request" and host.calls["c3"] == 1  # permanent errors are not retried
+    assert host.max_active <= 2
+
+
+def test_a_failing_prepare_marks_every_row() -> None:
+    class Unprepared(ScriptedHost):
+        async def prepare(self, cases: Sequence[TestCase]) -> None:
+            raise RuntimeError("index missing")
+
+    rows = asyncio.run(resolve(Unprepared(ModelHost(key="u", type="scripted")), cases("ok", "ok"), FAST))
+    assert all(row.error == "host preparation failed: RuntimeError: index missing" for row in rows)
+
+
+@pytest.fixture(scope="module")
+def sample_suite() -> TestSuite:
+    return TestSuite.model_validate_json((sample_data_path() / "suite.json").read_text())
+
+
+def test_sample_rag_retrieves_and_answers_extractively(engine: EmbeddingEngine) -> None:
+    host = create_host(default_host_config("sample-rag"), lambda: engine)
+    question = TestCase(key="q", prompt="Which number do I call if my card is stolen?")
+    out_of_scope = TestCase(key="o", prompt="What was the closing price of gold futures yesterday in Tokyo?")
+    card, gold = asyncio.run(resolve(host, [("t", question), ("t", out_of_scope)]))
+    assert card.context[0].doc_uri == "report-a-lost-or-stolen-card.md"
+    assert [chunk.rank for chunk in card.context] == [0, 1, 2]
+    assert "0800 555 0199" in card.actual_output
+    assert card.input_tokens > card.output_tokens > 0 and card.cost == 0.0
+    assert gold.actual_output == NOT_FOUND_ANSWER
+
+
+def test_keyword_system_is_the_weaker_one(sample_suite: TestSuite, engine: EmbeddingEngine) -> None:
+    """Over the sample suite the dense system answers closer to the expected answers than the lexical one,
+    as the demo leaderboard claims, and its retriever finds the expected documents."""
+    in_scope = [(test.key, case) for test, case in sample_suite.cases() if case.expected_retrieved_doc_uris]
+
+    def quality(host_type: str) -> tuple[float, float]:
+        rows = asyncio.run(resolve(create_host(default_host_config(host_type), lambda: engine), in_scope))
+        recall = [
+            len(set(row.test_case.expected_retrieved_doc_uris) & {c.doc_uri for c in row.context})
+            / len(row.test_case.expected_retrieved_doc_uris)
+            for row in rows
+        ]
+        pairs = engine.embed(
+            [text for row in rows for text in (row.actual_output, row.test_case.expected_output)]
+        )
+        similarity = [float(pairs[i] @ pairs[i + 1]) for i in range(0, len(pairs), 2)]
+        return sum(recall) / len(recall), sum(similarity) / len(similarity)
+
+    (dense_recall, dense_similarity), (_, keyword_similarity) = (
+        quality("sample-rag"),
+        quality("sample-rag-keyword"),
+    )
+    assert dense_recall >= 0.8
+    assert dense_similarity > keyword_similarity + 0.03
+
+
+def test_testlab_host_replays_answers(tmp_path: Path) -> None:
+    case = TestCase(key="k1", prompt="What is the fee?")
+    lab = TestLab(
+        name="precomputed",
+        models=[ModelHost(key="prod", type="testlab")],
+        rows=[TestLabRow(test_case=case, model_key="prod", actual_output="£25", cost=0.002)],
+    )
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(lab.model_dump(mode="json")))
+    host = create_host(ModelHost(key="replay", type="testlab", settings={"lab": str(path)}))
+    missing = TestCase(key="k2", prompt="Something else?")
+    found, absent = asyncio.run(resolve(host, [("t", case), ("t", missing)]))
+    assert (found.actual_output, found.cost, found.model_key) == ("£25", 0.002, "replay")
+    assert absent.error == f"no precomputed answer for test case 'k2' in {path}"
+
+
+def test_resolve_is_concurrent() -> None:
+    host = ScriptedHost(ModelHost(key="s", type="scripted"))
+    started = time.perf_counter()
+    asyncio.run(resolve(host, cases(*["ok"] * 20), CallPolicy(concurrency=10)))
+    assert time.perf_counter() - started < 0.02 * 20 / 2
+    assert host.max_active == 10
