@@ -22,6 +22,7 @@ def _host_config(host: str | dict[str, Any]) -> ModelHost:
 def evaluate_flow(
     out: str,
     suite: str | None = None,
+    suite_format: str = "assay",
     lab: str | None = None,
     lab_format: str = "assay",
     hosts: list[str | dict[str, Any]] | None = None,
@@ -36,7 +37,7 @@ def evaluate_flow(
     evaluator_ids = evaluators or DEFAULT_EVALUATORS
     parameters = evaluator_parameters or {}
     if suite is not None:
-        test_suite = import_file(Path(suite), "assay")
+        test_suite = import_file(Path(suite), suite_format)
         if not isinstance(test_suite, TestSuite):
             raise ValueError(f"{suite} holds a test lab; pass it as 'lab'")
         host_configs = [_host_config(host) for host in hosts or ["sample-rag"]]

@@ -13,9 +13,19 @@ os.environ["PREFECT_HOME"] = str(_HOME / "prefect")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 os.environ.setdefault("NUMBA_CACHE_DIR", str(_HOME / "numba"))
 
+from collections.abc import Iterator  # noqa: E402
+
 import pytest  # noqa: E402
 
 from assay.embeddings import EmbeddingEngine, shared_engine  # noqa: E402
+from tests.support.seaweed import SeaweedServer, running_seaweed  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedServer]:
+    """A real SeaweedFS S3 server on 127.0.0.1, started only when a test asks for it."""
+    with running_seaweed(tmp_path_factory.mktemp("seaweed")) as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

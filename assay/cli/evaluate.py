@@ -49,7 +49,10 @@ def list_hosts() -> None:
 
 def evaluate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for results.json files and summary.json.")],
-    suite: Annotated[Path | None, typer.Option(help="Test suite (Assay JSON) to ask the hosts.")] = None,
+    suite: Annotated[Path | None, typer.Option(help="Test suite to ask the hosts.")] = None,
+    suite_format: Annotated[
+        str, typer.Option(help="Format of --suite: assay | eval-studio-suite | mlflow | ragas.")
+    ] = "assay",
     lab: Annotated[
         Path | None, typer.Option(help="Test lab with precomputed answers; no host is called.")
     ] = None,
@@ -73,9 +76,15 @@ def evaluate(
         if lab is not None and hosts:
             raise ValueError("--host is for --suite; a --lab already holds its answers")
         evaluator_ids = _evaluator_ids(evaluators)
+        for given in (suite, lab):
+            if given is not None and not given.is_file():
+                raise FileNotFoundError(f"{given}: no such file")
+        if suite is None and lab is None:
+            raise ValueError("give --suite (with --host) or --lab")
         summary = _run_flow(
             out=str(out),
             suite=str(suite) if suite else None,
+            suite_format=suite_format,
             lab=str(lab) if lab else None,
             lab_format=lab_format,
             hosts=hosts,
@@ -94,6 +103,7 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")
     evaluate(
         out=out,
         suite=sample_data_path() / "suite.json",
+        suite_format="assay",
         host=["sample-rag", "sample-rag-keyword"],
         evaluators="answer_semantic_similarity,text_matching",
         lab=None,
@@ -156,5 +166,5 @@ def print_summary(summary: dict[str, Any]) -> None:
             mean = "unscored" if aggregate["mean"] is None else f"{aggregate['mean']:.3f}"
             cells.append(f"{mean} ({aggregate['scored']} scored)")
         answered = f"{model['answered']}/{model['answered'] + model['host_failures']}"
-        table.add_row(model["name"], answered, *cells)
+        table.add_row(model["key"], answered, *cells)
     console.print(table)

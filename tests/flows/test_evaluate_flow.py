@@ -158,3 +158,24 @@ def test_precomputed_lab_is_evaluated_without_hosts(tmp_path: Path) -> None:
     assert summary["test_cases"] >= 1
     rows = read(tmp_path / "answer_semantic_similarity" / "results.json")["results"]
     assert rows[0]["actual_output"].startswith("The boiling point of water")
+
+
+def test_flow_keeps_checkpoints_and_artifacts_in_s3(
+    small_suite: Path, tmp_path: Path, seaweed, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    bucket = "flow-s3-test"
+    monkeypatch.setenv("ASSAY_STORE__BACKEND", "s3")
+    monkeypatch.setenv("ASSAY_STORE__ENDPOINT", seaweed.endpoint)
+    monkeypatch.setenv("ASSAY_STORE__BUCKET", bucket)
+    monkeypatch.setenv("ASSAY_STORE__SECURE", "false")
+    monkeypatch.setenv("ASSAY_STORE__ACCESS_KEY", seaweed.access_key)
+    monkeypatch.setenv("ASSAY_STORE__SECRET_KEY", seaweed.secret_key)
+    summary = evaluate_flow(out=str(tmp_path), suite=str(small_suite), evaluators=["text_matching"], name="in-s3")
+
+    store = ArtifactStore(seaweed.object_store(bucket=bucket))
+    manifest, data = store.get("evaluations/in-s3/summary.json")
+    assert json.loads(data) == summary
+    assert store.verify().ok
+    assert seaweed.object_store(bucket=bucket).list(f"runs/{summary['run_id']}/lab/sample-rag/")
+    for path in tmp_path.rglob("*.json"):
+        assert seaweed.secret_key not in path.read_text()
