@@ -173,7 +173,7 @@ def test_flow_keeps_checkpoints_and_artifacts_in_s3(
     summary = evaluate_flow(out=str(tmp_path), suite=str(small_suite), evaluators=["text_matching"], name="in-s3")
 
     store = ArtifactStore(seaweed.object_store(bucket=bucket))
-    manifest, data = store.get("evaluations/in-s3/summary.json")
+    _, data = store.get("evaluations/in-s3/summary.json")
     assert json.loads(data) == summary
     assert store.verify().ok
     assert seaweed.object_store(bucket=bucket).list(f"runs/{summary['run_id']}/lab/sample-rag/")
