@@ -35,6 +35,17 @@ class AnswerSemanticSimilarity(Evaluator):
         keywords=["embeddings", "ground-truth", "semantic-similarity"],
     )
 
+    golden = {
+        "good": {
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+            "actual_output": "Balances from £10,000 in the Easy Access Saver earn 3.25% AER.",
+        },
+        "bad": {
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+            "actual_output": "Our branches open at 9am on Saturdays.",
+        },
+    }
+
     metric_threshold: float | None = field(
         default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
     )

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from assay.embeddings.engine import Embedder
-from assay.models import RetrievedChunk, TestLabRow
+from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow, ToolCall
 from assay.models.evaluation import EvaluatorSpec, ParameterMeta
 
 
@@ -65,6 +65,42 @@ class CaseContext:
     input_tokens: int | None
     output_tokens: int | None
     host_error: str | None
+    constraints: list[str] = field(default_factory=list)
+    guidelines: list[str] = field(default_factory=list)
+    turns: list[ConversationTurn] = field(default_factory=list)
+    variables: dict[str, str] = field(default_factory=dict)
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    assertions: list[Assertion] = field(default_factory=list)
+    response_format: str = "text"
+    case_weight: float = 1.0
+    relationships: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, **fields: Any) -> "CaseContext":
+        """A context from just the fields a test needs; the rest take neutral defaults."""
+        defaults: dict[str, Any] = {
+            "test_case_key": "case",
+            "model_key": "model",
+            "question": "",
+            "expected_output": "",
+            "actual_output": None,
+            "retrieved_context": [],
+            "output_condition": "",
+            "expected_retrieved_doc_uris": [],
+            "categories": [],
+            "duration": None,
+            "cost": None,
+            "input_tokens": None,
+            "output_tokens": None,
+            "host_error": None,
+        }
+        context = fields.pop("retrieved_context", None)
+        if context is not None:
+            defaults["retrieved_context"] = [
+                chunk if isinstance(chunk, RetrievedChunk) else RetrievedChunk(text=chunk, rank=rank)
+                for rank, chunk in enumerate(context)
+            ]
+        return cls(**(defaults | fields))
 
     @classmethod
     def from_row(cls, row: TestLabRow) -> "CaseContext":
@@ -84,6 +120,15 @@ class CaseContext:
             input_tokens=row.input_tokens,
             output_tokens=row.output_tokens,
             host_error=row.error,
+            constraints=list(case.constraints),
+            guidelines=list(case.guidelines),
+            turns=list(case.turns),
+            variables=dict(case.variables),
+            tool_calls=list(row.tool_calls),
+            assertions=list(case.assertions),
+            response_format=case.response_format,
+            case_weight=case.weight,
+            relationships=[(link.type, link.target) for link in case.relationships],
         )
 
     def missing(self, inputs: Sequence[str]) -> list[str]:
@@ -98,13 +143,22 @@ class CaseContext:
             "duration": self.duration is not None,
             "cost": self.cost is not None,
             "tokens": self.input_tokens is not None or self.output_tokens is not None,
+            "assertions": bool(self.assertions),
+            "conversation": bool(self.turns),
         }
         return [name for name in inputs if not present[name]]
 
 
 @dataclass
 class Evaluator(ABC):
+    """Subclasses declare ``spec`` and ``golden`` once; the conformance suite checks both.
+
+    ``golden`` holds two ``CaseContext.build`` field sets, "good" and "bad", whose primary metric must land
+    on the good and the bad side of the default threshold respectively.
+    """
+
     spec: ClassVar[EvaluatorSpec]
+    golden: ClassVar[dict[str, dict[str, Any]]]
     services: Services = field(default_factory=Services, repr=False, compare=False)
 
     @classmethod
@@ -135,6 +189,14 @@ class Evaluator(ABC):
         if metric.is_primary and override is not None:
             return float(override)
         return metric.threshold
+
+    def unavailable_reason(self) -> str | None:
+        """Why this evaluator cannot run here (model weights absent, no judge configured); None when it can.
+
+        Checked once per run before scoring, so a missing model makes every case unscored with this reason
+        instead of failing case by case.
+        """
+        return None
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:  # noqa: B027 - optional hook
         """Batch shared work for all cases before scoring; the default has nothing to batch."""

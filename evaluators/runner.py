@@ -63,11 +63,12 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
         for index, case in enumerate(cases)
         if not case.host_error and not case.missing(evaluator.spec.required_inputs)
     ]
-    try:
-        evaluator.prepare([cases[index] for index in scorable])
-        prepare_error = None
-    except Unscored as unscored:
-        prepare_error = unscored.reason
+    prepare_error = evaluator.unavailable_reason()
+    if prepare_error is None:
+        try:
+            evaluator.prepare([cases[index] for index in scorable])
+        except Unscored as unscored:
+            prepare_error = unscored.reason
     blocked = set(scorable) if prepare_error else set()
     rows = [
         CaseScores(test_case_key=case.test_case_key, model_key=case.model_key, unscored_reason=prepare_error)

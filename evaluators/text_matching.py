@@ -56,6 +56,11 @@ class TextMatching(Evaluator):
         keywords=["rules", "regex", "conditions"],
     )
 
+    golden = {
+        "good": {"output_condition": '"£25" AND regexp("[0-9]+ days")', "actual_output": "A £25 fee within 30 days."},
+        "bad": {"output_condition": '"£25" AND regexp("[0-9]+ days")', "actual_output": "There is no fee at all."},
+    }
+
     metric_threshold: float | None = field(
         default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
     )

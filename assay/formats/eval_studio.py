@@ -17,12 +17,13 @@ Mapping decisions:
 """
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from assay.formats.errors import FormatError, json_path, load_json, preview, stable_key, validate, write_json
 from assay.models import (
+    Assertion,
     ConversationTurn,
     ModelHost,
     Relationship,
@@ -35,7 +36,17 @@ from assay.models import (
     ToolCall,
 )
 
-_ASSAY_CASE_FIELDS = {"turns", "variables", "guidelines", "expected_retrieved_doc_uris", "topic", "generator"}
+_ASSAY_CASE_FIELDS = {
+    "turns",
+    "variables",
+    "guidelines",
+    "expected_retrieved_doc_uris",
+    "assertions",
+    "response_format",
+    "weight",
+    "topic",
+    "generator",
+}
 _ROW_ANSWER_FIELDS = {"actual_output", "actual_duration", "cost"}
 _ROW_RESULT_FIELDS = {"input_tokens", "output_tokens", "error", "attempts", "tool_calls"}
 _MODEL_KEYS = {"key", "model_type", "name", "llm_model_name", "connection", "url", "secret_ref"}
@@ -61,6 +72,9 @@ class _CaseFields(BaseModel):
     variables: dict[str, str] = Field(default_factory=dict)
     guidelines: list[str] = Field(default_factory=list)
     expected_retrieved_doc_uris: list[str] = Field(default_factory=list)
+    assertions: list[Assertion] = Field(default_factory=list)
+    response_format: Literal["text", "json"] = "text"
+    weight: float = Field(default=1.0, ge=0, le=1)
     topic: str | None = None
     generator: str | None = None
 

@@ -1,5 +1,6 @@
 """Assay's domain models: pydantic, no I/O. Every model written on its own carries ``schema_version``."""
 
+from assay.models.assertions import Assertion
 from assay.models.base import SCHEMA_VERSION, DomainModel, PersistedModel
 from assay.models.corpus import Chunk, Corpus, Document
 from assay.models.hosts import ModelHost
@@ -8,6 +9,7 @@ from assay.models.suite import ConversationTurn, Relationship, Test, TestCase, T
 
 __all__ = [
     "SCHEMA_VERSION",
+    "Assertion",
     "Chunk",
     "ConversationTurn",
     "Corpus",

@@ -4,6 +4,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from assay.models.assertions import Assertion
 from assay.models.base import DomainModel, PersistedModel
 
 
@@ -35,6 +36,11 @@ class TestCase(DomainModel):
     variables: dict[str, str] = Field(default_factory=dict)
     guidelines: list[str] = Field(default_factory=list)
     expected_retrieved_doc_uris: list[str] = Field(default_factory=list)
+    assertions: list[Assertion] = Field(default_factory=list)
+    response_format: Literal["text", "json"] = Field(
+        default="text", description="A json response must parse as JSON (seed 004) before assertions apply."
+    )
+    weight: float = Field(default=1.0, ge=0, le=1, description="Weight of this case in weighted scores (seed 004).")
     topic: str | None = None
     generator: str | None = Field(default=None, description="Who wrote the case: a person, a generator id...")
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from assay.models import (
+    Assertion,
     ConversationTurn,
     ModelHost,
     Relationship,
@@ -39,6 +40,12 @@ def rich_suite() -> TestSuite:
         expected_retrieved_doc_uris=["france.md"],
         topic="geography",
         generator="analyst",
+        assertions=[
+            Assertion(type="CONTAINS_ANY", targets=["Paris", "paris"], ignore_case=True, weight=0.5),
+            Assertion(type="LATENCY", threshold=2.0, negate=True),
+        ],
+        response_format="text",
+        weight=0.8,
     )
     perturbed = TestCase(
         key="capital-typo",

@@ -1,0 +1,42 @@
+"""Deterministic assertions on a response (seed 004, Prompt Foundry)."""
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from assay.models.base import DomainModel
+
+AssertionType = Literal[
+    "EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED_WITH", "LATENCY", "COST"
+]
+_NEEDS_TARGETS = {"EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED_WITH"}
+_NEEDS_THRESHOLD = {"LATENCY", "COST"}
+
+
+class Assertion(DomainModel):
+    """One rule a response must satisfy.
+
+    ``targets`` are the values compared (strings may use ``{{variable}}`` templates); for the tool
+    assertions ``targets[0]`` is the tool name and ``arguments`` the expected arguments. ``threshold`` is
+    seconds for LATENCY and currency units for COST. ``json_path`` (``$``-rooted) selects a value of a JSON
+    response to compare; ``turn`` selects an assistant turn of the case's conversation instead of the final
+    answer. ``negate`` is the NOT modifier.
+    """
+
+    type: AssertionType
+    targets: list[str] = Field(default_factory=list)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    threshold: float | None = Field(default=None, ge=0)
+    negate: bool = False
+    ignore_case: bool = False
+    json_path: str | None = Field(default=None, pattern=r"^\$")
+    turn: int | None = None
+    weight: float = Field(default=1.0, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _has_what_its_type_needs(self) -> "Assertion":
+        if self.type in _NEEDS_TARGETS and not self.targets:
+            raise ValueError(f"{self.type} needs at least one value in 'targets'")
+        if self.type in _NEEDS_THRESHOLD and self.threshold is None:
+            raise ValueError(f"{self.type} needs a 'threshold'")
+        return self
