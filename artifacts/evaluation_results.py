@@ -57,9 +57,7 @@ def _row_entry(row: TestLabRow) -> dict[str, Any]:
         "input": case.prompt,
         "corpus": sorted({chunk.doc_uri for chunk in row.context if chunk.doc_uri}),
         "context": [chunk.text for chunk in row.context],
-        "context_meta": [
-            {"doc_uri": chunk.doc_uri, "rank": chunk.rank, "score": chunk.score} for chunk in row.context
-        ],
+        "context_meta": [{"doc_uri": chunk.doc_uri, "rank": chunk.rank, "score": chunk.score} for chunk in row.context],
         "categories": case.categories,
         "relationships": [relationship.model_dump() for relationship in case.relationships],
         "expected_output": case.expected_output,
@@ -112,6 +110,7 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
                     "threshold": thresholds[metric.key],
                     "range": list(metric.range),
                     "is_primary": metric.is_primary,
+                    "aggregate_name": metric.aggregate_name,
                 }
                 for metric in spec.metrics
             ],
@@ -124,7 +123,18 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
                         model_key: {key: aggregate.model_dump() for key, aggregate in metrics.items()}
                         for model_key, metrics in result.aggregates.items()
                     },
-                }
+                },
+                *(
+                    [
+                        {
+                            "type": "model_details",
+                            "description": "Run-level details per model.",
+                            "data": result.model_details,
+                        }
+                    ]
+                    if result.model_details
+                    else []
+                ),
             ],
             "elapsed_s": result.elapsed_s,
             "schema_version": result.schema_version,
@@ -146,6 +156,7 @@ def summary_document(lab: TestLab, results: Sequence[EvaluationResult], *, run_i
                     else result.evaluator.metric(key).threshold,
                     "higher_is_better": result.evaluator.metric(key).higher_is_better,
                     "is_primary": result.evaluator.metric(key).is_primary,
+                    "aggregate_name": result.evaluator.metric(key).aggregate_name,
                 }
                 for key, aggregate in aggregates.items()
             }

@@ -16,7 +16,7 @@ import numpy as np
 
 from assay.embeddings.engine import Embedder
 from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow, ToolCall
-from assay.models.evaluation import EvaluatorSpec, ParameterMeta
+from assay.models.evaluation import CaseScores, EvaluatorSpec, ParameterMeta
 
 
 class Unscored(Exception):
@@ -200,6 +200,14 @@ class Evaluator(ABC):
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:  # noqa: B027 - optional hook
         """Batch shared work for all cases before scoring; the default has nothing to batch."""
+
+    def corpus_metrics(
+        self, cases: Sequence[CaseContext], scores: Sequence[CaseScores]
+    ) -> tuple[dict[str, float | None], dict[str, Any]]:
+        """Run-level values for one model's cases, for metrics that are not a mean of per-case values
+        (precision/recall/F1 over all cases, corpus BLEU), plus details (a confusion matrix). They replace
+        the mean of those metrics in the aggregates. Default: none."""
+        return {}, {}
 
     @abstractmethod
     def score(self, case: CaseContext) -> dict[str, float | None]:

@@ -3,6 +3,7 @@
 import math
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from assay.models import TestLab
 from assay.models.evaluation import CaseScores, EvaluationResult, MetricAggregate
@@ -35,24 +36,37 @@ def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
     return outcome
 
 
-def aggregate(evaluator: Evaluator, rows: Sequence[CaseScores]) -> dict[str, dict[str, MetricAggregate]]:
-    """Per model, per metric: mean over scored cases only, with scored/unscored/passed counts."""
-    by_model: dict[str, list[CaseScores]] = {}
-    for row in rows:
-        by_model.setdefault(row.model_key, []).append(row)
+def aggregate(
+    evaluator: Evaluator, cases: Sequence[CaseContext], rows: Sequence[CaseScores]
+) -> tuple[dict[str, dict[str, MetricAggregate]], dict[str, dict[str, Any]]]:
+    """Per model, per metric: mean over scored cases only (or the evaluator's corpus-level value), with
+    scored/unscored/passed counts; plus per-model run-level details."""
+    by_model: dict[str, list[int]] = {}
+    for index, row in enumerate(rows):
+        by_model.setdefault(row.model_key, []).append(index)
     result: dict[str, dict[str, MetricAggregate]] = {}
-    for model_key, model_rows in by_model.items():
+    details: dict[str, dict[str, Any]] = {}
+    for model_key, indexes in by_model.items():
+        model_rows = [rows[index] for index in indexes]
+        scored_cases = [cases[index] for index in indexes if rows[index].unscored_reason is None]
+        scored_rows = [row for row in model_rows if row.unscored_reason is None]
+        overrides, model_details = evaluator.corpus_metrics(scored_cases, scored_rows) if scored_rows else ({}, {})
+        if model_details:
+            details[model_key] = model_details
         result[model_key] = {}
         for metric in evaluator.spec.metrics:
             values = [row.scores[metric.key] for row in model_rows if row.scores.get(metric.key) is not None]
             threshold = evaluator.threshold(metric.key)
+            corpus_level = metric.key in overrides
+            mean = overrides[metric.key] if corpus_level else (sum(values) / len(values) if values else None)
             result[model_key][metric.key] = MetricAggregate(
-                mean=round(sum(values) / len(values), 6) if values else None,
+                mean=None if mean is None else round(mean, 6),
                 scored=len(values),
                 unscored=len(model_rows) - len(values),
                 passed=sum(1 for value in values if metric.passes(value, threshold)),
+                corpus_level=corpus_level,
             )
-    return result
+    return result, details
 
 
 def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
@@ -76,10 +90,12 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
         else score_case(evaluator, case)
         for index, case in enumerate(cases)
     ]
+    aggregates, details = aggregate(evaluator, cases, rows)
     return EvaluationResult(
         evaluator=evaluator.full_spec(),
         parameters=evaluator.parameters(),
         rows=rows,
-        aggregates=aggregate(evaluator, rows),
+        aggregates=aggregates,
+        model_details=details,
         elapsed_s=round(time.perf_counter() - started, 3),
     )

@@ -30,6 +30,9 @@ class MetricMeta(DomainModel):
     threshold: float | None = None
     range: tuple[float, float] = (0.0, 1.0)
     is_primary: bool = False
+    aggregate_name: str | None = Field(
+        default=None, description="Name of the run-level aggregate where a reference defines one (seeds 001/003)."
+    )
 
     def passes(self, value: float, threshold: float | None = None) -> bool:
         """Whether ``value`` is on the good side of the threshold (inclusive)."""
@@ -83,10 +86,11 @@ class CaseScores(DomainModel):
 
 
 class MetricAggregate(DomainModel):
-    mean: float | None
+    mean: float | None = Field(description="Mean over scored cases, or the evaluator's corpus-level value.")
     scored: int
     unscored: int
     passed: int = Field(description="Scored cases on the good side of the threshold.")
+    corpus_level: bool = Field(default=False, description="True when ``mean`` is computed over all cases at once.")
 
 
 class EvaluationResult(PersistedModel):
@@ -95,5 +99,8 @@ class EvaluationResult(PersistedModel):
     rows: list[CaseScores]
     aggregates: dict[str, dict[str, MetricAggregate]] = Field(
         default_factory=dict, description="model_key -> metric key -> aggregate"
+    )
+    model_details: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="model_key -> run-level details, e.g. a confusion matrix"
     )
     elapsed_s: float = 0.0
