@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from artifacts.evaluation_results import results_document, summary_document
+from artifacts.findings import find_insights, find_problems, leaderboard, leaderboard_markdown
 from assay.models import TestLab
 from assay.models.artifacts import Producer
 from assay.models.evaluation import EvaluationResult
+from assay.models.findings import Findings
 from assay.storage.artifacts import ArtifactStore
 
 
@@ -29,22 +31,49 @@ def publish_evaluation(
     artifact_store: ArtifactStore | None,
     evaluation_name: str,
     run_id: str,
+    skipped: dict[str, str] | None = None,
     flow: str = "evaluate",
 ) -> dict[str, Any]:
-    """Write test lab, per-evaluator results and summary; returns the summary document."""
+    """Write the test lab, per-evaluator results and leaderboards, problems, insights and the summary;
+    returns the summary document."""
     documents: dict[str, Any] = {"test_lab.json": lab.model_dump(mode="json")}
+    texts: dict[str, str] = {}
     for result in results:
         documents[f"{result.evaluator.id}/results.json"] = results_document(lab, result)
+        board = leaderboard(lab, result)
+        documents[f"{result.evaluator.id}/leaderboard.json"] = board
+        texts[f"{result.evaluator.id}/leaderboard.md"] = leaderboard_markdown(board)
+    problems = find_problems(lab, results)
+    insights = find_insights(lab, results)
+    documents["problems/problems_and_actions.json"] = Findings(problems=problems).model_dump(
+        mode="json", include={"schema_version", "problems"}
+    )
+    documents["insights/insights_and_actions.json"] = Findings(insights=insights).model_dump(
+        mode="json", include={"schema_version", "insights"}
+    )
     summary = summary_document(lab, results, run_id=run_id)
+    summary["skipped_evaluators"] = skipped or {}
+    summary["problems"] = {
+        severity: sum(problem.severity == severity for problem in problems) for severity in ("high", "medium", "low")
+    }
+    summary["insights"] = len(insights)
     documents["summary.json"] = summary
     producer = Producer(flow=flow, run_id=run_id)
     for relative, document in documents.items():
         _write_json(out_dir / relative, document)
         if artifact_store is not None:
             artifact_store.put_json(
+                f"evaluations/{evaluation_name}/{relative}", document, filename=Path(relative).name, producer=producer
+            )
+    for relative, text in texts.items():
+        path = out_dir / relative
+        path.write_text(text, encoding="utf-8")
+        if artifact_store is not None:
+            artifact_store.put(
                 f"evaluations/{evaluation_name}/{relative}",
-                document,
-                filename=Path(relative).name,
+                text.encode(),
+                filename=path.name,
+                content_type="text/markdown",
                 producer=producer,
             )
     return summary

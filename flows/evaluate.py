@@ -9,7 +9,7 @@ from assay.formats import import_file
 from assay.hosts import default_host_config
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.runs import fingerprint, finish_run, start_run
-from tasks.evaluate import build_lab, evaluate, publish
+from tasks.evaluate import build_lab, evaluate, publish, select
 
 DEFAULT_EVALUATORS = ["answer_semantic_similarity", "text_matching"]
 
@@ -56,11 +56,13 @@ def evaluate_flow(
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
     if suite is not None:
         test_lab = build_lab(test_suite, host_configs, record.run_id)
+    selected, skipped = select(test_lab, evaluator_ids)
+    for evaluator_id, reason in skipped.items():
+        print(f"skipped {evaluator_id}: {reason}")
     results = [
-        evaluate(test_lab, evaluator_id, parameters.get(evaluator_id, {}), record.run_id)
-        for evaluator_id in evaluator_ids
+        evaluate(test_lab, evaluator_id, parameters.get(evaluator_id, {}), record.run_id) for evaluator_id in selected
     ]
-    summary = publish(test_lab, results, str(out_dir), evaluation_name, record.run_id)
+    summary = publish(test_lab, results, str(out_dir), evaluation_name, record.run_id, skipped)
     finish_run(out_dir, record)
     return summary
 

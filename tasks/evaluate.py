@@ -17,6 +17,7 @@ from assay.storage.artifacts import ArtifactStore
 from assay.storage.factory import open_object_store
 from evaluators import Services, run_evaluator
 from evaluators.registry import build_evaluator
+from evaluators.selection import select_evaluators
 
 RESUMABLE = TASK_SOURCE + INPUTS
 
@@ -38,16 +39,26 @@ def evaluate(lab: TestLab, evaluator_id: str, parameters: dict[str, Any], run_id
     return run_evaluator(evaluator, lab)
 
 
+@task(name="select-evaluators")
+def select(lab: TestLab, requested: list[str]) -> tuple[list[str], dict[str, str]]:
+    return select_evaluators(lab, requested, Services(embedder_factory=_embedder))
+
+
 @task(name="publish-results")
 def publish(
-    lab: TestLab, results: list[EvaluationResult], out_dir: str, evaluation_name: str, run_id: str
+    lab: TestLab,
+    results: list[EvaluationResult],
+    out_dir: str,
+    evaluation_name: str,
+    run_id: str,
+    skipped: dict[str, str],
 ) -> dict[str, Any]:
-    artifact_store = ArtifactStore(open_object_store(load_settings()))
     return publish_evaluation(
         lab,
         results,
         out_dir=Path(out_dir),
-        artifact_store=artifact_store,
+        artifact_store=ArtifactStore(open_object_store(load_settings())),
         evaluation_name=evaluation_name,
         run_id=run_id,
+        skipped=skipped,
     )

@@ -63,7 +63,7 @@ def evaluate(
         list[str] | None, typer.Option("--host", help="Host type or host JSON file; repeatable.")
     ] = None,
     evaluators: Annotated[
-        str, typer.Option(help="Comma-separated evaluator ids.")
+        str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")
     ] = "answer_semantic_similarity,text_matching",
     name: Annotated[str | None, typer.Option(help="Evaluation name in the artifact store.")] = None,
     run_id: Annotated[
@@ -93,7 +93,15 @@ def evaluate(
             run_id=run_id,
         )
     print_summary(summary)
-    console.print(f"results: {out}/<evaluator>/results.json, {out}/summary.json")
+    for evaluator_id, reason in summary.get("skipped_evaluators", {}).items():
+        console.print(f"[yellow]skipped[/] {evaluator_id}: {reason}", highlight=False)
+    problems = summary.get("problems", {})
+    console.print(
+        f"problems: {problems.get('high', 0)} high, {problems.get('medium', 0)} medium, {problems.get('low', 0)} low"
+        f" ({out}/problems/problems_and_actions.json); insights: {summary.get('insights', 0)}"
+        f" ({out}/insights/insights_and_actions.json)"
+    )
+    console.print(f"results: {out}/<evaluator>/results.json and leaderboard.md, {out}/summary.json")
 
 
 def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")) -> None:
@@ -131,6 +139,10 @@ def _evaluator_ids(text: str) -> list[str]:
     ids = [part.strip() for part in text.split(",") if part.strip()]
     if not ids:
         raise ValueError("--evaluators needs at least one evaluator id")
+    if "all" in ids:
+        if ids != ["all"]:
+            raise ValueError("--evaluators all cannot be combined with evaluator ids")
+        return ids
     for evaluator_id in ids:
         evaluator_class(evaluator_id)
     return ids

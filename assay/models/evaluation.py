@@ -19,6 +19,8 @@ CaseInput = Literal[
     "duration",
     "cost",
     "tokens",
+    "assertions",
+    "conversation",
 ]
 
 
@@ -63,6 +65,9 @@ class EvaluatorSpec(DomainModel):
     metrics: list[MetricMeta]
     parameters: list[ParameterMeta] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
+    problem_type: str | None = Field(
+        default=None, description="Type of the problems this evaluator reports; defaults by domain."
+    )
 
     @property
     def primary_metric(self) -> MetricMeta:

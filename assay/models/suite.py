@@ -7,6 +7,9 @@ from pydantic import Field, model_validator
 from assay.models.assertions import Assertion
 from assay.models.base import DomainModel, PersistedModel
 
+PERTURBATION = "perturbation"
+"""Relationship type saying: this case is a perturbed variant of the case named by ``target``."""
+
 
 class Relationship(DomainModel):
     """A typed link to another test case, e.g. this case is a perturbation of ``target``."""
@@ -43,6 +46,11 @@ class TestCase(DomainModel):
     weight: float = Field(default=1.0, ge=0, le=1, description="Weight of this case in weighted scores (seed 004).")
     topic: str | None = None
     generator: str | None = Field(default=None, description="Who wrote the case: a person, a generator id...")
+
+    @property
+    def perturbation_of(self) -> str | None:
+        """Key of the original case when this one is a perturbation of it."""
+        return next((link.target for link in self.relationships if link.type == PERTURBATION), None)
 
 
 class Test(DomainModel):

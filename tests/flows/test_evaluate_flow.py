@@ -179,3 +179,25 @@ def test_flow_keeps_checkpoints_and_artifacts_in_s3(
     assert seaweed.object_store(bucket=bucket).list(f"runs/{summary['run_id']}/lab/sample-rag/")
     for path in tmp_path.rglob("*.json"):
         assert seaweed.secret_key not in path.read_text()
+
+
+def test_all_evaluators_run_or_say_why_not(small_suite: Path, tmp_path: Path) -> None:
+    from evaluators import evaluator_ids
+
+    summary = evaluate_flow(
+        out=str(tmp_path), suite=str(small_suite), hosts=["sample-rag", "sample-rag-keyword"], evaluators=["all"]
+    )
+    ran, skipped = set(summary["evaluators"]), summary["skipped_evaluators"]
+    assert ran | set(skipped) == set(evaluator_ids()) and not ran & set(skipped)
+    assert {"answer_semantic_similarity", "text_matching"} <= ran
+    assert all(reason for reason in skipped.values())
+    for evaluator_id in ran:
+        assert (tmp_path / evaluator_id / "results.json").exists()
+        assert (tmp_path / evaluator_id / "leaderboard.md").read_text().startswith(f"# Leaderboard: {evaluator_id}")
+    problems = read(tmp_path / "problems" / "problems_and_actions.json")
+    insights = read(tmp_path / "insights" / "insights_and_actions.json")
+    assert problems["schema_version"] == 1 and isinstance(problems["problems"], list)
+    assert any(insight["insight_type"] == "best model" for insight in insights["insights"])
+    assert summary["problems"]["high"] + summary["problems"]["medium"] + summary["problems"]["low"] == len(
+        problems["problems"]
+    )
