@@ -79,6 +79,8 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
         entry = _row_entry(rows[scores.model_key, scores.test_case_key])
         entry.update({metric.key: scores.scores.get(metric.key) for metric in spec.metrics})
         entry["unscored_reason"] = scores.unscored_reason
+        if scores.details:
+            entry["details"] = scores.details
         entries.append(entry)
     thresholds = {metric.key: metric.threshold for metric in spec.metrics}
     override = result.parameters.get("metric_threshold")

@@ -8,7 +8,7 @@ so listing the catalogue stays fast.
 import importlib
 import pkgutil
 
-from evaluators.base import CaseContext, Evaluator, Services, Unscored
+from evaluators.base import CaseContext, Evaluator, Scored, Services, Unscored
 from evaluators.registry import build_evaluator, evaluator_class, evaluator_ids, register
 from evaluators.runner import run_evaluator
 
@@ -19,6 +19,7 @@ for _module in pkgutil.iter_modules(__path__):
 __all__ = [
     "CaseContext",
     "Evaluator",
+    "Scored",
     "Services",
     "Unscored",
     "build_evaluator",

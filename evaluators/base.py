@@ -149,6 +149,14 @@ class CaseContext:
         return [name for name in inputs if not present[name]]
 
 
+@dataclass(frozen=True)
+class Scored:
+    """Scores plus per-case details for reviewers (which PII was found, unsupported sentences...)."""
+
+    scores: dict[str, float | None]
+    details: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Evaluator(ABC):
     """Subclasses declare ``spec`` and ``golden`` once; the conformance suite checks both.
@@ -210,8 +218,9 @@ class Evaluator(ABC):
         return {}, {}
 
     @abstractmethod
-    def score(self, case: CaseContext) -> dict[str, float | None]:
-        """Metric key -> value for one case; raise ``Unscored`` when the case cannot be scored."""
+    def score(self, case: CaseContext) -> "dict[str, float | None] | Scored":
+        """Metric key -> value for one case (or ``Scored`` to add details such as what was found);
+        raise ``Unscored`` when the case cannot be scored."""
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> float:

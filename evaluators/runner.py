@@ -7,7 +7,7 @@ from typing import Any
 
 from assay.models import TestLab
 from assay.models.evaluation import CaseScores, EvaluationResult, MetricAggregate
-from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 
 def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
@@ -21,7 +21,7 @@ def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
         outcome.unscored_reason = f"missing input: {', '.join(missing)}"
         return outcome
     try:
-        scores = evaluator.score(case)
+        scored = evaluator.score(case)
     except Unscored as unscored:
         outcome.unscored_reason = unscored.reason
         outcome.scores = dict(unscored.scores)
@@ -29,6 +29,10 @@ def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
     except Exception as error:  # a plugin bug is recorded on the case, it never aborts the run
         outcome.unscored_reason = f"evaluator error: {type(error).__name__}: {error}"
         return outcome
+    if isinstance(scored, Scored):
+        scores, outcome.details = dict(scored.scores), dict(scored.details)
+    else:
+        scores = dict(scored)
     for key, value in scores.items():
         if value is not None and not math.isfinite(value):
             scores[key] = None

@@ -117,3 +117,25 @@ def test_threshold_parameter_overrides_the_primary_metric() -> None:
     evaluator = build_evaluator("answer_semantic_similarity", metric_threshold=0.9)
     assert evaluator.threshold("answer_similarity") == 0.9
     assert build_evaluator("text_matching").threshold("model_failures") == 0.5
+
+
+def test_scored_details_reach_the_row() -> None:
+    from dataclasses import dataclass
+
+    from assay.models.evaluation import EvaluatorSpec, MetricMeta
+    from evaluators import Evaluator, Scored
+
+    @dataclass
+    class Finder(Evaluator):
+        spec = EvaluatorSpec(
+            id="finder_test", display_name="Finder", description="d", domain="privacy", compliance=["x"],
+            required_inputs=["actual_output"],
+            metrics=[MetricMeta(key="found", display_name="Found", description="d", is_primary=True, threshold=0.5)],
+        )
+        golden = {"good": {}, "bad": {}}
+
+        def score(self, case):  # type: ignore[no-untyped-def]
+            return Scored({"found": 1.0}, {"spans": [[0, 4]]})
+
+    result = run_evaluator(Finder(), lab_of(row("a", "text")))
+    assert result.rows[0].scores == {"found": 1.0} and result.rows[0].details == {"spans": [[0, 4]]}
