@@ -45,6 +45,7 @@ class Settings(BaseSettings):
     store: StoreSettings = StoreSettings()
     prefect_home: Path | None = None
     cache_dir: Path | None = None
+    models_dir: Path | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
     judge: JudgeSettings = JudgeSettings()
 
@@ -67,6 +68,11 @@ class Settings(BaseSettings):
     @property
     def prefect_home_path(self) -> Path:
         return self.prefect_home or self.home / "prefect"
+
+    @property
+    def models_path(self) -> Path:
+        """Where model-based evaluators look up model names as folders (weights are never downloaded)."""
+        return self.models_dir or self.home / "models"
 
     @property
     def cache_path(self) -> Path:

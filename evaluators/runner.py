@@ -87,6 +87,8 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
             evaluator.prepare([cases[index] for index in scorable])
         except Unscored as unscored:
             prepare_error = unscored.reason
+        except Exception as error:  # a failed batch (inference, I/O) marks its cases, it never aborts the run
+            prepare_error = f"evaluator error: {type(error).__name__}: {error}"
     blocked = set(scorable) if prepare_error else set()
     rows = [
         CaseScores(test_case_key=case.test_case_key, model_key=case.model_key, unscored_reason=prepare_error)

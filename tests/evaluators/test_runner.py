@@ -139,3 +139,21 @@ def test_scored_details_reach_the_row() -> None:
 
     result = run_evaluator(Finder(), lab_of(row("a", "text")))
     assert result.rows[0].scores == {"found": 1.0} and result.rows[0].details == {"spans": [[0, 4]]}
+
+
+def test_infinite_metric_ranges_round_trip_through_json() -> None:
+    from assay.models.evaluation import MetricMeta
+
+    metric = MetricMeta(key="p", display_name="P", description="d", range=(1.0, float("inf")))
+    assert MetricMeta.model_validate_json(metric.model_dump_json()).range == (1.0, float("inf"))
+
+
+def test_a_failing_prepare_marks_cases_instead_of_aborting() -> None:
+    class Broken:
+        def embed(self, texts):  # type: ignore[no-untyped-def]
+            raise RuntimeError("inference failed")
+
+    result = run_evaluator(
+        build_evaluator("answer_semantic_similarity", Services(lambda: Broken())), lab_of(row("a", "x", expected="y"))
+    )
+    assert result.rows[0].unscored_reason == "evaluator error: RuntimeError: inference failed"

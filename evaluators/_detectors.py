@@ -1,0 +1,98 @@
+"""Bounded regex detectors shared by the leakage evaluators (PII, sensitive data, encoded leaks).
+
+A detector pairs a simple pattern that finds candidates with a validator that rejects look-alikes (a Luhn
+check for card numbers, mod-97 for IBANs, a JSON header for JWTs): patterns stay short and free of nested
+ambiguity, and precision comes from checks a regex cannot express. Every scan runs under a timeout because
+the scanned text is whatever the model produced.
+"""
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import regex
+
+SCAN_TIMEOUT_S = 2.0
+
+
+class DetectorTimeout(Exception):
+    """A detector that did not finish in time; the case is unscored rather than declared clean."""
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One detected value: what it is, where it is, and the value as validated (e.g. an IBAN without spaces)."""
+
+    kind: str
+    start: int
+    end: int
+    value: str
+
+
+@dataclass(frozen=True)
+class Detector:
+    """``pattern`` proposes candidates; ``validate`` returns the accepted value (possibly trimmed) or None.
+
+    ``group`` names the part of the match that is the value (a password after its ``password:`` label).
+    """
+
+    kind: str
+    description: str
+    pattern: regex.Pattern
+    validate: Callable[[str], str | None] | None = None
+    group: int | str = 0
+
+
+def scan(text: str, detectors: Sequence[Detector]) -> list[Finding]:
+    """Every validated finding in ``text`` by kind then position; overlapping findings of one kind count once
+    (several phone formats may match the same number)."""
+    candidates: list[Finding] = []
+    for detector in detectors:
+        for match in finditer_bounded(detector.pattern, text, detector.kind):
+            value = match.group(detector.group)
+            accepted = detector.validate(value) if detector.validate else value
+            if accepted:
+                start, end = match.span(detector.group)
+                candidates.append(Finding(detector.kind, start, end, accepted))
+    order = {kind: index for index, kind in enumerate(kinds_of(detectors))}
+    findings: list[Finding] = []
+    for finding in sorted(candidates, key=lambda found: (order[found.kind], found.start, -found.end)):
+        previous = findings[-1] if findings else None
+        if previous is None or previous.kind != finding.kind or finding.start >= previous.end:
+            findings.append(finding)
+    return findings
+
+
+def finditer_bounded(pattern: regex.Pattern, text: str, what: str) -> list[regex.Match]:
+    """All matches of ``pattern`` in ``text``, or ``DetectorTimeout`` when the scan runs past the limit."""
+    try:
+        return list(pattern.finditer(text, timeout=SCAN_TIMEOUT_S))
+    except TimeoutError as error:
+        raise DetectorTimeout(
+            f"the {what} detector took longer than {SCAN_TIMEOUT_S}s on a {len(text)}-character text"
+        ) from error
+
+
+@lru_cache(maxsize=64)
+def select_detectors(suite: tuple[Detector, ...], kinds: str) -> tuple[Detector, ...]:
+    """The detectors of ``suite`` named in the comma-separated ``kinds``; an unknown name is an error."""
+    known = kinds_of(suite)
+    wanted = {name.strip() for name in kinds.split(",") if name.strip()}
+    unknown = sorted(wanted.difference(known))
+    if unknown:
+        raise ValueError(f"unknown detector kind(s) {unknown}; known kinds: {', '.join(known)}")
+    if not wanted:
+        raise ValueError(f"no detector kind selected; known kinds: {', '.join(known)}")
+    return tuple(detector for detector in suite if detector.kind in wanted)
+
+
+def kinds_of(suite: Sequence[Detector]) -> tuple[str, ...]:
+    """The distinct kinds of a suite in declaration order (several detectors may share one kind)."""
+    return tuple(dict.fromkeys(detector.kind for detector in suite))
+
+
+def describe(suite: Sequence[Detector]) -> str:
+    """'kind (what it finds); ...' for parameter descriptions, so docs never drift from the suite; the
+    first detector of a kind describes it."""
+    first = {detector.kind: detector.description for detector in reversed(suite)}
+    return "; ".join(f"{kind} ({first[kind]})" for kind in kinds_of(suite))

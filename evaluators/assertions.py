@@ -1,0 +1,249 @@
+"""Deterministic assertions: a case's rules on the response, its tool calls, latency and cost (seed 004).
+
+Each assertion passes or fails; the case score is the weighted average of the outcomes with the assertion
+weights, scaled to 0-100, and a model's run-level score weights each case by its own weight. The default pass
+mark is 100: assertions are rules the response must satisfy, and the seed fails a whole evaluation when its
+JSON response does not validate, so a case passes only when every weighted rule holds; the 0-100 score keeps
+the partial credit for ranking prompts. Anything that cannot be checked (undefined variable, unreported
+cost, turn out of range) leaves the case unscored with the reason rather than counting a failure.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.models import Assertion
+from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
+from evaluators import _assertion_checks as checks
+from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.registry import register
+
+TEXT_TYPES = {"EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH"}
+SINGLE_TARGET_TYPES = {"EXACT_MATCH", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED_WITH"}
+
+
+def _metric(key: str, display_name: str, description: str, **options: Any) -> MetricMeta:
+    return MetricMeta(key=key, display_name=display_name, description=description, **options)
+
+
+@register
+@dataclass
+class Assertions(Evaluator):
+    spec = EvaluatorSpec(
+        id="assertions",
+        display_name="Assertions",
+        description=(
+            "Checks the deterministic assertions of each test case: EXACT_MATCH, CONTAINS_ALL, CONTAINS_ANY and "
+            "STARTS_WITH on the answer (or a JSON path of a JSON answer, or an earlier assistant turn), "
+            "TOOL_CALLED and TOOL_CALLED_WITH on the tool calls, LATENCY and COST against thresholds, with the "
+            "NOT and ignore-case modifiers and {{variable}} templates. A JSON answer that does not parse fails "
+            "every assertion. The score is the weighted average of the outcomes, 0-100."
+        ),
+        domain="generation",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis", "SR 11-7: Ongoing Monitoring"],
+        required_inputs=["assertions"],
+        metrics=[
+            _metric(
+                "assertion_score",
+                "Assertion score",
+                "Weighted average of the assertion outcomes (1 pass, 0 fail) with the assertion weights, "
+                "scaled 0-100; passes only at 100, when every weighted assertion holds.",
+                threshold=100.0,
+                range=(0.0, 100.0),
+                is_primary=True,
+            ),
+            _metric(
+                "assertions_passed",
+                "Assertions passed",
+                "Share of the case's assertions that hold, unweighted (weight-0 assertions count too).",
+                threshold=1.0,
+            ),
+            _metric(
+                "assertions_failed",
+                "Assertions failed",
+                "Share of the case's assertions that fail, unweighted.",
+                higher_is_better=False,
+                threshold=0.0,
+            ),
+            _metric(
+                "weighted_assertion_score",
+                "Weighted assertion score",
+                "Per model: the case scores averaged with the case weights (0-100); per case, the case score.",
+                threshold=100.0,
+                range=(0.0, 100.0),
+            ),
+        ],
+        keywords=["assertions", "rules", "json", "tool-calls", "latency", "cost", "prompt-foundry"],
+    )
+
+    golden = {
+        "good": {
+            "actual_output": '```json\n{"city": "Paris", "temperature": 21}\n```',
+            "response_format": "json",
+            "variables": {"city": "Paris"},
+            "assertions": [
+                Assertion(type="EXACT_MATCH", targets=["{{city}}"], json_path="$.city"),
+                Assertion(type="EXACT_MATCH", targets=["21"], json_path="$.temperature"),
+                Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
+            ],
+        },
+        "bad": {
+            "actual_output": '{"city": "Lyon", "temperature": 21}',
+            "response_format": "json",
+            "variables": {"city": "Paris"},
+            "assertions": [
+                Assertion(type="EXACT_MATCH", targets=["{{city}}"], json_path="$.city"),
+                Assertion(type="EXACT_MATCH", targets=["21"], json_path="$.temperature"),
+                Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
+            ],
+        },
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold (100) of the assertion score."}
+    )
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        assertions = case.assertions
+        total_weight = sum(assertion.weight for assertion in assertions)
+        if total_weight <= 0:
+            raise Unscored(f"test case {case.test_case_key}: every assertion has weight 0, so there is no score")
+        resolved = [self._resolve(case, index, assertion) for index, assertion in enumerate(assertions)]
+        answer, document, answer_is_json = self._answer(case, assertions)
+        if case.response_format == "json" and not answer_is_json:
+            outcomes = [False] * len(assertions)  # seed 004: a response that is not valid JSON fails the evaluation
+        else:
+            outcomes = [
+                self._holds(case, index, assertion, targets, arguments, answer, document)
+                for index, (assertion, (targets, arguments)) in enumerate(zip(assertions, resolved, strict=True))
+            ]
+        passed_weight = sum(assertion.weight for assertion, ok in zip(assertions, outcomes, strict=True) if ok)
+        case_score = round(100.0 * passed_weight / total_weight, 6)
+        passed_share = round(sum(outcomes) / len(outcomes), 6)
+        return {
+            "assertion_score": case_score,
+            "assertions_passed": passed_share,
+            "assertions_failed": round(1.0 - passed_share, 6),
+            "weighted_assertion_score": case_score,
+        }
+
+    def corpus_metrics(
+        self, cases: Sequence[CaseContext], scores: Sequence[CaseScores]
+    ) -> tuple[dict[str, float | None], dict[str, Any]]:
+        """The model's score over its evaluations, each weighted by the case weight (seed 004)."""
+        pairs = [
+            (case.case_weight, row.scores["assertion_score"])
+            for case, row in zip(cases, scores, strict=True)
+            if row.scores.get("assertion_score") is not None
+        ]
+        total = sum(weight for weight, _ in pairs)
+        weighted = round(sum(weight * value for weight, value in pairs) / total, 6) if total > 0 else None
+        return {"weighted_assertion_score": weighted}, {"case_weight_total": total}
+
+    @staticmethod
+    def _problem(case: CaseContext, index: int, assertion: Assertion, message: str) -> Unscored:
+        return Unscored(f"test case {case.test_case_key}: assertions[{index}] ({assertion.type}): {message}")
+
+    def _resolve(self, case: CaseContext, index: int, assertion: Assertion) -> tuple[list[str], dict[str, Any] | None]:
+        """Targets and expected arguments with templates filled; authoring errors become unscored reasons."""
+        if assertion.type in SINGLE_TARGET_TYPES and len(assertion.targets) > 1:
+            raise self._problem(case, index, assertion, f"takes one target, got {len(assertion.targets)}")
+        if assertion.json_path is not None and assertion.type not in TEXT_TYPES:
+            raise self._problem(case, index, assertion, "json_path applies only to text assertions")
+        if assertion.turn is not None and assertion.type not in TEXT_TYPES:
+            raise self._problem(case, index, assertion, "turn applies only to text assertions")
+        if assertion.json_path is not None and case.response_format != "json":
+            raise self._problem(
+                case, index, assertion, f"json_path {assertion.json_path!r} needs response_format 'json', not 'text'"
+            )
+        try:
+            if assertion.json_path is not None:
+                checks.compile_path(assertion.json_path)
+            targets = [checks.fill_template(target, case.variables) for target in assertion.targets]
+            arguments = (
+                checks.fill_arguments(assertion.arguments, case.variables)
+                if assertion.type == "TOOL_CALLED_WITH"
+                else None
+            )
+        except checks.AssertionProblem as problem:
+            raise self._problem(case, index, assertion, str(problem)) from problem
+        return targets, arguments
+
+    @staticmethod
+    def _answer(case: CaseContext, assertions: Sequence[Assertion]) -> tuple[str | None, Any, bool]:
+        """The final answer (fences stripped for JSON), its parsed document and whether it parsed.
+
+        The answer is needed by text assertions on the final answer and, for a JSON case, by the validation
+        the seed applies to every JSON response; turn-only, tool, latency and cost assertions need none.
+        """
+        needs_answer = case.response_format == "json" or any(
+            assertion.type in TEXT_TYPES and assertion.turn is None for assertion in assertions
+        )
+        answer = case.actual_output if case.actual_output and case.actual_output.strip() else None
+        if answer is None:
+            if needs_answer:
+                raise Unscored(f"test case {case.test_case_key}: missing input: actual_output (no answer to check)")
+            return None, None, False
+        if case.response_format != "json":
+            return answer, None, False
+        parsed, document = checks.parse_json(answer)
+        return checks.strip_fences(answer), document, parsed
+
+    def _holds(
+        self,
+        case: CaseContext,
+        index: int,
+        assertion: Assertion,
+        targets: list[str],
+        arguments: dict[str, Any] | None,
+        answer: str | None,
+        document: Any,
+    ) -> bool:
+        """One assertion's outcome, NOT applied; raises Unscored when the case lacks what it checks."""
+        try:
+            holds = self._check(case, assertion, targets, arguments, answer, document)
+        except checks.AssertionProblem as problem:
+            raise self._problem(case, index, assertion, str(problem)) from problem
+        if holds is None:  # a JSON turn that does not parse fails whatever the modifier
+            return False
+        return holds != assertion.negate
+
+    def _check(
+        self,
+        case: CaseContext,
+        assertion: Assertion,
+        targets: list[str],
+        arguments: dict[str, Any] | None,
+        answer: str | None,
+        document: Any,
+    ) -> bool | None:
+        kind = assertion.type
+        if kind == "LATENCY":
+            return self._within(case.duration, assertion.threshold, "duration")
+        if kind == "COST":
+            return self._within(case.cost, assertion.threshold, "cost")
+        if kind in ("TOOL_CALLED", "TOOL_CALLED_WITH"):
+            return checks.tool_called(case.tool_calls, targets[0], arguments, assertion.ignore_case)
+        if assertion.turn is not None:
+            answer = self._assistant_turn(case, assertion.turn)
+            if assertion.json_path is not None:
+                parsed, document = checks.parse_json(answer)
+                if not parsed:
+                    return None
+        values = [answer] if assertion.json_path is None else checks.select(assertion.json_path, document)
+        return checks.text_holds(kind, values, targets, assertion.ignore_case)
+
+    @staticmethod
+    def _within(measured: float | None, threshold: float | None, what: str) -> bool:
+        if measured is None:
+            raise checks.AssertionProblem(f"the host reported no {what}")
+        return measured <= (threshold or 0.0)
+
+    @staticmethod
+    def _assistant_turn(case: CaseContext, turn: int) -> str:
+        replies = [entry.content for entry in case.turns if entry.role == "assistant"]
+        if not -len(replies) <= turn < len(replies):
+            raise checks.AssertionProblem(
+                f"turn {turn} is out of range: the conversation has {len(replies)} assistant turn(s)"
+            )
+        return replies[turn]

@@ -1,0 +1,141 @@
+"""BLEU-1..BLEU-4 of the actual answer against the expected answer, with sacrebleu (seed 002, "BLEU Evaluator").
+
+The seed's BLEU-n is NLTK's cumulative BLEU: the geometric mean of the 1..n-gram precisions times the brevity
+penalty. sacrebleu computes the same quantity with a standard, versioned tokenizer and reports 0-100; we scale
+it to the seed's 0-1 range. Sentence BLEU needs smoothing (one missing 4-gram would zero a whole answer) and
+an effective order (a three-word perfect answer is a perfect match, not a zero), so both are on by default.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
+from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.registry import register
+
+ORDERS = (1, 2, 3, 4)
+# Tokenizers that need no extra package or download (spm/flores fetch a model, mecab needs a dictionary).
+OFFLINE_TOKENIZERS = ("13a", "intl", "zh", "char", "none")
+SMOOTH_METHODS = ("exp", "floor", "add-k", "none")
+
+
+def _bleu_metric(order: int) -> MetricMeta:
+    grams = {1: "unigrams", 2: "bigrams", 3: "trigrams", 4: "4-grams"}[order]
+    return MetricMeta(
+        key=f"bleu_{order}",
+        display_name=f"BLEU-{order}",
+        description=(
+            f"Cumulative BLEU up to {grams}: geometric mean of the 1..{order}-gram precisions of the actual "
+            "answer against the expected answer, times the brevity penalty, scaled to [0, 1]."
+        ),
+        higher_is_better=True,
+        threshold=0.75,
+        is_primary=order == 1,
+    )
+
+
+@lru_cache(maxsize=32)
+def _scorer(order: int, tokenize: str, lowercase: bool, smooth_method: str, effective_order: bool) -> Any:
+    """One sacrebleu BLEU object per configuration; building one compiles its tokenizer."""
+    from sacrebleu.metrics import BLEU
+
+    return BLEU(
+        max_ngram_order=order,
+        tokenize=tokenize,
+        lowercase=lowercase,
+        smooth_method=smooth_method,
+        effective_order=effective_order,
+    )
+
+
+def _unit(score: float) -> float:
+    """sacrebleu's 0-100 score as the seed's 0-1 value (100.00000000000004 is a perfect 1.0)."""
+    return round(min(max(score / 100.0, 0.0), 1.0), 6)
+
+
+@register
+@dataclass
+class Bleu(Evaluator):
+    spec = EvaluatorSpec(
+        id="bleu",
+        display_name="BLEU",
+        description=(
+            "n-gram overlap of the actual answer with the expected answer (ground truth): BLEU-1 to BLEU-4, "
+            "each the cumulative sentence BLEU up to that n-gram order computed with sacrebleu and scaled to "
+            "[0, 1]. Run-level details add the corpus BLEU of each model's answers."
+        ),
+        domain="summarization",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["expected_output", "actual_output"],
+        metrics=[_bleu_metric(order) for order in ORDERS],
+        keywords=["bleu", "n-gram", "ground-truth", "summarization", "translation"],
+    )
+
+    golden = {
+        "good": {
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+            "actual_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+        },
+        "bad": {
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+            "actual_output": "Our branches open at 9am on Saturdays.",
+        },
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric BLEU-1."}
+    )
+    tokenize: str = field(
+        default="13a",
+        metadata={
+            "description": (
+                "sacrebleu tokenizer: 13a (default, mteval-v13a), intl (Unicode punctuation), zh (Chinese), "
+                "char (character level, for scripts without spaces) or none."
+            )
+        },
+    )
+    lowercase: bool = field(default=False, metadata={"description": "Compare case-insensitively."})
+    smooth_method: str = field(
+        default="exp",
+        metadata={
+            "description": (
+                "Smoothing of zero n-gram counts in sentence BLEU: exp (default), floor, add-k or none "
+                "(none reproduces unsmoothed NLTK, where one missing n-gram order gives 0)."
+            )
+        },
+    )
+
+    def __post_init__(self) -> None:
+        if self.tokenize not in OFFLINE_TOKENIZERS:
+            raise ValueError(f"bleu: tokenize must be one of {OFFLINE_TOKENIZERS}, got {self.tokenize!r}")
+        if self.smooth_method not in SMOOTH_METHODS:
+            raise ValueError(f"bleu: smooth_method must be one of {SMOOTH_METHODS}, got {self.smooth_method!r}")
+
+    def _bleu(self, order: int, *, sentence: bool) -> Any:
+        return _scorer(order, self.tokenize, self.lowercase, self.smooth_method, sentence)
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        hypothesis, reference = case.actual_output or "", case.expected_output
+        if not self._bleu(1, sentence=True).tokenizer(reference.strip()):
+            raise Unscored(
+                f"test case {case.test_case_key}: the expected answer has no tokens for the {self.tokenize!r} tokenizer"
+            )
+        return {
+            f"bleu_{order}": _unit(self._bleu(order, sentence=True).sentence_score(hypothesis, [reference]).score)
+            for order in ORDERS
+        }
+
+    def corpus_metrics(
+        self, cases: Sequence[CaseContext], scores: Sequence[CaseScores]
+    ) -> tuple[dict[str, float | None], dict[str, Any]]:
+        """The seed reports the mean of sentence BLEU; corpus BLEU (n-gram counts pooled over all answers,
+        as machine translation reports it) is added as a detail, not as a replacement of that mean."""
+        hypotheses = [case.actual_output or "" for case in cases]
+        references = [[case.expected_output for case in cases]]
+        corpus = {
+            f"bleu_{order}": _unit(self._bleu(order, sentence=False).corpus_score(hypotheses, references).score)
+            for order in ORDERS
+        }
+        return {}, {"corpus_bleu": corpus}

@@ -1,0 +1,118 @@
+"""Classification: the expected answer is the true label, the actual answer the predicted one (seed 002).
+
+Accuracy, precision, recall and F1 are properties of a whole set of predictions, so the run-level values come
+from ``corpus_metrics`` (scikit-learn over all of a model's scored cases), with the confusion matrix as a
+detail. Precision, recall and F1 are macro averages over every label seen as true or predicted, so a rare
+class counts as much as a common one; F1 is the mean of the per-class F1 scores. Per case every metric is the
+0/1 correctness of the label, which is exactly what those formulas give on a single case.
+"""
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
+from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.registry import register
+
+METRICS = ("accuracy", "precision", "recall", "f1")
+
+
+def normalise_label(text: str) -> str:
+    """Compare labels, not their spelling: "Positive." and " positive" are the same label.
+
+    Unicode compatibility forms are folded, case is folded, punctuation becomes a space and runs of
+    whitespace collapse to one space.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    spaced = "".join(" " if unicodedata.category(char).startswith("P") else char for char in folded)
+    return " ".join(spaced.split())
+
+
+def _metric(key: str, display_name: str, description: str, primary: bool = False) -> MetricMeta:
+    return MetricMeta(
+        key=key,
+        display_name=display_name,
+        description=description,
+        higher_is_better=True,
+        threshold=0.75,
+        is_primary=primary,
+    )
+
+
+@register
+@dataclass
+class Classification(Evaluator):
+    spec = EvaluatorSpec(
+        id="classification",
+        display_name="Classification",
+        description=(
+            "Binomial and multinomial classification: the expected answer is the true label and the actual "
+            "answer the predicted label, both compared after folding case, whitespace and punctuation. Each "
+            "model gets accuracy and macro-averaged precision, recall and F1 over all its cases, plus the "
+            "confusion matrix."
+        ),
+        domain="classification",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis", "SR 11-7: Conceptual Soundness"],
+        required_inputs=["expected_output", "actual_output"],
+        metrics=[
+            _metric("accuracy", "Accuracy", "Share of cases whose predicted label is the true label.", primary=True),
+            _metric(
+                "precision",
+                "Precision",
+                "Macro precision: per label, true positives / (true positives + false positives), averaged.",
+            ),
+            _metric(
+                "recall",
+                "Recall",
+                "Macro recall: per label, true positives / (true positives + false negatives), averaged.",
+            ),
+            _metric("f1", "F1", "Macro F1: per label, 2 * precision * recall / (precision + recall), averaged."),
+        ],
+        keywords=["classification", "labels", "confusion-matrix", "accuracy", "f1"],
+    )
+
+    golden = {
+        "good": {"expected_output": "Complaint", "actual_output": "complaint."},
+        "bad": {"expected_output": "Complaint", "actual_output": "Compliment"},
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric accuracy."}
+    )
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        truth = normalise_label(case.expected_output)
+        if not truth:
+            raise Unscored(
+                f"test case {case.test_case_key}: the expected answer {case.expected_output!r} holds no label "
+                "once punctuation is removed"
+            )
+        # A punctuation-only answer is a failed prediction (label ""), not an unscored case: leaving it out
+        # would reward a model for answering garbage on the hard cases.
+        correct = float(normalise_label(case.actual_output or "") == truth)
+        return dict.fromkeys(METRICS, correct)
+
+    def corpus_metrics(
+        self, cases: Sequence[CaseContext], scores: Sequence[CaseScores]
+    ) -> tuple[dict[str, float | None], dict[str, Any]]:
+        from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
+
+        truths = [normalise_label(case.expected_output) for case in cases]
+        predictions = [normalise_label(case.actual_output or "") for case in cases]
+        labels = sorted(set(truths) | set(predictions))
+        precision, recall, f1, _ = precision_recall_fscore_support(
+            truths, predictions, labels=labels, average="macro", zero_division=0.0
+        )
+        values = {
+            "accuracy": accuracy_score(truths, predictions),
+            "precision": precision,
+            "recall": recall,
+            "f1": f1,
+        }
+        matrix = confusion_matrix(truths, predictions, labels=labels)
+        return (
+            {key: round(float(value), 6) for key, value in values.items()},
+            {"labels": labels, "confusion_matrix": matrix.tolist(), "axes": "rows: true label, columns: predicted"},
+        )

@@ -1,0 +1,170 @@
+"""JSON Schema: is the answer valid JSON that conforms to the expected schema (seed 002).
+
+Where the schema comes from: a test case may carry its own schema as a constraint (a constraint that parses
+as a JSON object with a "$schema" or "type" key); when it has one or more, the answer must satisfy each, and
+the run-wide ``json_schema`` parameter is not used for that case. Otherwise the ``json_schema`` parameter
+applies; its default ``{}`` checks only that the answer parses as JSON, as in the reference.
+"""
+
+import json
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.registry import register
+
+_JSON_FENCE_LANGUAGES = ("", "json")
+
+
+class SchemaProblem(ValueError):
+    """A schema that is not JSON, not an object, or not a valid JSON Schema."""
+
+
+def strip_json_fence(text: str) -> str:
+    """The body of an answer wrapped in one Markdown code fence (```json ... ``` or ``` ... ```)."""
+    stripped = text.strip()
+    if not (stripped.startswith("```") and stripped.endswith("```") and "\n" in stripped):
+        return stripped
+    info, body = stripped[3:-3].split("\n", 1)
+    return body.strip() if info.strip().lower() in _JSON_FENCE_LANGUAGES else stripped
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(text: str) -> tuple[bool, Any]:
+    """(True, document) for strict JSON (NaN and Infinity rejected), (False, None) otherwise."""
+    try:
+        return True, json.loads(strip_json_fence(text), parse_constant=_reject_constant)
+    except ValueError:
+        return False, None
+
+
+def schema_constraints(constraints: list[str]) -> list[tuple[int, str]]:
+    """(index, text) of the constraints that are JSON Schemas: JSON objects with a "$schema" or "type" key."""
+    found = []
+    for index, constraint in enumerate(constraints):
+        try:
+            document = json.loads(constraint)
+        except ValueError:
+            continue
+        if isinstance(document, dict) and ("$schema" in document or "type" in document):
+            found.append((index, constraint))
+    return found
+
+
+@lru_cache(maxsize=256)
+def compiled_validator(schema_text: str) -> Any:
+    """A validator for the schema's declared draft (2020-12 when undeclared), checking "format" too."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import Draft202012Validator, validator_for
+
+    try:
+        schema = json.loads(schema_text)
+    except ValueError as error:
+        raise SchemaProblem(f"is not valid JSON: {error}") from error
+    if not isinstance(schema, dict):
+        raise SchemaProblem(f"must be a JSON object, got {type(schema).__name__}")
+    validator_class = validator_for(schema, default=Draft202012Validator)
+    try:
+        validator_class.check_schema(schema)
+    except SchemaError as error:
+        raise SchemaProblem(f"is not a valid JSON Schema: {error.message}") from error
+    return validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+
+
+def _validator(case: CaseContext, label: str, schema_text: str) -> Any:
+    try:
+        return compiled_validator(schema_text)
+    except SchemaProblem as error:
+        raise Unscored(f"test case {case.test_case_key}: {label} {error}") from error
+
+
+def _failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
+    return MetricMeta(
+        key=key, display_name=display_name, description=description, higher_is_better=False, threshold=0.5
+    )
+
+
+@register
+@dataclass
+class JsonSchema(Evaluator):
+    spec = EvaluatorSpec(
+        id="json_schema",
+        display_name="JSON Schema",
+        description=(
+            "Checks that the actual answer is valid JSON (a ```json fence around it is accepted) and that it "
+            "validates against a JSON Schema: the schema given in the test case's constraints (a constraint "
+            'that is a JSON object with a "$schema" or "type" key), else the json_schema parameter; an empty '
+            "schema {} checks parseability only. Invalid JSON and schema violations fail the case; a malformed "
+            "schema leaves it unscored."
+        ),
+        domain="generation",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["actual_output"],
+        metrics=[
+            MetricMeta(
+                key="model_passes",
+                display_name="Valid JSON (pass)",
+                description="Share of actual answers that parse as JSON and conform to the schema.",
+                higher_is_better=True,
+                threshold=0.5,
+                is_primary=True,
+            ),
+            _failure_metric(
+                "model_failures", "Invalid JSON (fail)", "Share of actual answers that are not JSON or break the schema"
+            ),
+            _failure_metric(
+                "model_generation_failures",
+                "Invalid generated JSON",
+                "Share of generated answers that fail JSON Schema validation (equal to the model failures).",
+            ),
+        ],
+        keywords=["json", "json schema", "structured output", "format", "validation"],
+    )
+
+    golden = {
+        "good": {
+            "actual_output": '```json\n{"product": "Easy Access Saver", "rate": 3.25}\n```',
+            "constraints": [
+                '{"type": "object", "required": ["product", "rate"], '
+                '"properties": {"product": {"type": "string"}, "rate": {"type": "number"}}}'
+            ],
+        },
+        "bad": {
+            "actual_output": "The Easy Access Saver pays 3.25% AER.",
+            "constraints": ['{"type": "object", "required": ["product", "rate"]}'],
+        },
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    )
+    json_schema: str = field(
+        default="{}",
+        metadata={
+            "description": (
+                "JSON Schema (as a JSON string) for cases without a schema constraint; {} checks only that the "
+                "answer parses as JSON."
+            )
+        },
+    )
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        from referencing.exceptions import Unresolvable
+
+        sources = [
+            (f"constraint {index + 1} (a JSON Schema)", text) for index, text in schema_constraints(case.constraints)
+        ]
+        sources = sources or [("the json_schema parameter", self.json_schema)]
+        validators = [_validator(case, label, text) for label, text in sources]
+        parsed, document = parse_json(case.actual_output or "")
+        try:
+            valid = parsed and all(validator.is_valid(document) for validator in validators)
+        except Unresolvable as error:
+            raise Unscored(f"test case {case.test_case_key}: schema reference cannot be resolved: {error}") from error
+        failed = 0.0 if valid else 1.0
+        return {"model_passes": 1.0 - failed, "model_failures": failed, "model_generation_failures": failed}

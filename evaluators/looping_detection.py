@@ -1,0 +1,142 @@
+"""Looping detection: did the generation fall into a loop, repeating itself (seed 002).
+
+Three views of repetition, as in the reference: the share of distinct sentences, how much of the text one
+repeated substring covers, and how well the text compresses (a loop compresses far better than prose).
+"""
+
+import zlib
+from dataclasses import dataclass, field
+
+from assay.embeddings import split_sentences
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators.base import CaseContext, Evaluator
+from evaluators.registry import register
+
+_HASH_MODULUS = (1 << 61) - 1
+_HASH_BASE = 1_000_003
+
+
+def unique_sentence_share(text: str, min_chars: int) -> float:
+    """Distinct sentences over sentences of at least ``min_chars`` characters (whitespace and case folded).
+
+    With no sentence that long there is nothing that could repeat, so the share is 1.
+    """
+    sentences = [" ".join(sentence.split()).casefold() for sentence in split_sentences(text)]
+    kept = [sentence for sentence in sentences if len(sentence) >= min_chars]
+    return len(set(kept)) / len(kept) if kept else 1.0
+
+
+def _repeat_at(text: str, length: int, prefix: list[int], powers: list[int]) -> int | None:
+    """Start of a substring of ``length`` that occurs again later without overlapping itself, or None."""
+    first_seen: dict[int, int] = {}
+    scale = powers[length]
+    for start in range(len(text) - length + 1):
+        digest = (prefix[start + length] - prefix[start] * scale) % _HASH_MODULUS
+        earlier = first_seen.setdefault(digest, start)
+        if start - earlier >= length and text[earlier : earlier + length] == text[start : start + length]:
+            return earlier
+    return None
+
+
+def longest_repeated_substring(text: str) -> str:
+    """The longest substring that occurs at least twice without the occurrences overlapping.
+
+    Non-overlapping keeps "aaaa" from counting as "aaa" twice, and keeps length x frequency within the text's
+    length. Found by binary search on the length (a repeat of length L implies one of L - 1) with a
+    polynomial rolling hash, each hit confirmed by comparing the strings: O(n log n).
+    """
+    prefix = [0]
+    powers = [1]
+    for char in text:
+        prefix.append((prefix[-1] * _HASH_BASE + ord(char)) % _HASH_MODULUS)
+        powers.append(powers[-1] * _HASH_BASE % _HASH_MODULUS)
+    low, high, best = 1, len(text) // 2, ""
+    while low <= high:
+        length = (low + high) // 2
+        start = _repeat_at(text, length, prefix, powers)
+        if start is None:
+            high = length - 1
+        else:
+            best, low = text[start : start + length], length + 1
+    return best
+
+
+def repeated_substring_share(text: str) -> float:
+    """Longest repeated substring x its (non-overlapping) frequency / text length."""
+    repeated = longest_repeated_substring(text)
+    return len(repeated) * text.count(repeated) / len(text) if repeated else 0.0
+
+
+def compression_ratio(text: str) -> float:
+    """zlib (level 9) size over UTF-8 size, capped at 1: short texts grow by zlib's fixed overhead."""
+    raw = text.encode("utf-8")
+    return min(1.0, len(zlib.compress(raw, 9)) / len(raw))
+
+
+@register
+@dataclass
+class LoopingDetection(Evaluator):
+    spec = EvaluatorSpec(
+        id="looping_detection",
+        display_name="Looping detection",
+        description=(
+            "Detects generations that went into a loop: the share of unique sentences (sentences shorter than "
+            "10 characters omitted), the longest repeated substring times its frequency over the text length, "
+            "and the zlib (level 9) compression ratio of the actual answer."
+        ),
+        domain="generation",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Ongoing Monitoring"],
+        required_inputs=["actual_output"],
+        metrics=[
+            MetricMeta(
+                key="unique_sentences",
+                display_name="Unique sentences",
+                description="Unique sentences / all sentences, omitting sentences shorter than 10 characters.",
+                higher_is_better=True,
+                threshold=0.75,
+                is_primary=True,
+            ),
+            MetricMeta(
+                key="longest_repeated_substring",
+                display_name="Longest repeated substring",
+                description=(
+                    "Length of the longest (non-overlapping) repeated substring x its frequency / text length."
+                ),
+                higher_is_better=False,
+                threshold=0.75,
+            ),
+            MetricMeta(
+                key="compression_ratio",
+                display_name="Compression ratio",
+                description="Bytes after zlib compression (level 9) / bytes of the answer, capped at 1.",
+                higher_is_better=True,
+                threshold=0.75,
+            ),
+        ],
+        keywords=["repetition", "loop", "degeneration", "compression", "rules"],
+    )
+
+    golden = {
+        "good": {
+            "actual_output": (
+                "The Easy Access Saver pays 3.25% AER. Interest is paid monthly. "
+                "You can withdraw at any time without a penalty."
+            )
+        },
+        "bad": {"actual_output": " ".join(["The Easy Access Saver pays 3.25% AER."] * 6)},
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    )
+    min_sentence_chars: int = field(
+        default=10, metadata={"description": "Sentences shorter than this are omitted from unique sentences."}
+    )
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        text = (case.actual_output or "").strip()
+        return {
+            "unique_sentences": round(unique_sentence_share(text, self.min_sentence_chars), 6),
+            "longest_repeated_substring": round(repeated_substring_share(text), 6),
+            "compression_ratio": round(compression_ratio(text), 6),
+        }

@@ -1,0 +1,93 @@
+"""ROUGE-1, ROUGE-2 and ROUGE-L F-measure of the actual answer against the expected one (seed 002, "ROUGE Evaluator").
+
+Uses Google's ``rouge-score``, the implementation the seed cites. Its tokenizer keeps only ASCII letters and
+digits, so a reference in another script tokenizes to nothing; such a case is unscored, because a zero there
+would say "no overlap" when ROUGE simply cannot read the text.
+"""
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.registry import register
+
+# Metric key -> rouge-score's name for it.
+ROUGE_TYPES = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_l": "rougeL"}
+
+
+def _rouge_metric(key: str, display_name: str, unit: str, primary: bool = False) -> MetricMeta:
+    return MetricMeta(
+        key=key,
+        display_name=display_name,
+        description=f"F-measure of the {unit} shared by the actual and the expected answers.",
+        higher_is_better=True,
+        threshold=0.75,
+        is_primary=primary,
+    )
+
+
+@lru_cache(maxsize=2)
+def _scorer(use_stemmer: bool) -> Any:
+    from rouge_score import rouge_scorer
+
+    return rouge_scorer.RougeScorer(list(ROUGE_TYPES.values()), use_stemmer=use_stemmer)
+
+
+@register
+@dataclass
+class Rouge(Evaluator):
+    spec = EvaluatorSpec(
+        id="rouge",
+        display_name="ROUGE",
+        description=(
+            "Overlap of the actual answer with the expected answer (ground truth), reported as the F-measure of "
+            "ROUGE-1 (words), ROUGE-2 (word pairs) and ROUGE-L (longest common subsequence), computed with "
+            "Google's rouge-score."
+        ),
+        domain="summarization",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["expected_output", "actual_output"],
+        metrics=[
+            _rouge_metric("rouge_1", "ROUGE-1", "words (1-grams)"),
+            _rouge_metric("rouge_2", "ROUGE-2", "word pairs (2-grams)"),
+            _rouge_metric("rouge_l", "ROUGE-L", "words in their longest common subsequence", primary=True),
+        ],
+        keywords=["rouge", "n-gram", "lcs", "ground-truth", "summarization"],
+    )
+
+    golden = {
+        "good": {
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+            "actual_output": "The Easy Access Saver pays 3.25% AER on all balances from £10,000.",
+        },
+        "bad": {
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+            "actual_output": "Our branches open at 9am on Saturdays.",
+        },
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric ROUGE-L."}
+    )
+    use_stemmer: bool = field(
+        default=False,
+        metadata={
+            "description": (
+                'Reduce words longer than three letters to their Porter stem before matching ("paying" and '
+                '"pays" both become "pay"); off by default, as in rouge-score.'
+            )
+        },
+    )
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        from rouge_score import tokenize
+
+        if not tokenize.tokenize(case.expected_output, None):
+            raise Unscored(
+                f"test case {case.test_case_key}: the expected answer has no ASCII letters or digits, "
+                "the only tokens rouge-score compares"
+            )
+        result = _scorer(self.use_stemmer).score(case.expected_output, case.actual_output or "")
+        return {key: round(result[name].fmeasure, 6) for key, name in ROUGE_TYPES.items()}

@@ -1,0 +1,174 @@
+"""Step alignment and completeness: does the answer give the procedure's steps, all of them, in order (seed 002).
+
+The retrieved context is the ground truth. Steps are extracted from each context chunk and from the answer
+by regular expressions, embedded with the run's sentence-embedding model (all-MiniLM-L6-v2 by default, as the
+seed prescribes), and aligned by an edit distance in which two steps match when their cosine similarity
+reaches ``step_similarity_threshold``. The step counts are reported too: an alignment over two or three
+detected steps deserves less trust than one over ten.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators._sentence_similarity import embed_distinct, similarity_matrix
+from evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
+from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.registry import register
+
+
+def _count_metric(key: str, display_name: str, description: str, *, primary: bool = False) -> MetricMeta:
+    return MetricMeta(
+        key=key,
+        display_name=display_name,
+        description=description,
+        higher_is_better=False,
+        threshold=0.75,
+        range=(0.0, float(MAX_STEPS)),
+        is_primary=primary,
+    )
+
+
+def _steps_found_metric(key: str, display_name: str, description: str) -> MetricMeta:
+    return MetricMeta(
+        key=key,
+        display_name=display_name,
+        description=description,
+        higher_is_better=True,
+        threshold=0.75,
+        range=(0.0, float(MAX_STEPS)),
+    )
+
+
+_CONTEXT = (
+    "To close your account:\n"
+    "1. Log in to the Harbourline app and choose the account you want to close.\n"
+    "2. Tap Manage account > Close this account.\n"
+    "3. Tell us where to send any remaining balance.\n"
+    "4. Destroy your debit card by cutting through the chip."
+)
+
+
+@register
+@dataclass
+class StepAlignment(Evaluator):
+    spec = EvaluatorSpec(
+        id="step_alignment",
+        display_name="Step alignment and completeness",
+        description=(
+            "Checks the steps of a procedure in the actual answer for alignment and completeness against the "
+            "retrieved context as ground truth. Enumerations (numbered or bulleted lists, 'Step N:' lines, "
+            "First/Then/Finally sentences) are extracted by regular expressions, the steps are embedded, and "
+            "dynamic programming finds the fewest insertions, deletions and mismatches (step pairs below the "
+            "similarity threshold) that turn the answer's steps into the context's."
+        ),
+        domain="generation",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        model_types=["rag"],
+        required_inputs=["retrieved_context", "actual_output"],
+        needs=["embeddings"],
+        metrics=[
+            _count_metric(
+                "edits",
+                "Edits",
+                "Number of edits (insertions, deletions and mismatches) that turn the answer's sequence of steps "
+                "into the retrieved context's.",
+                primary=True,
+            ),
+            _count_metric(
+                "insertions", "Insertions", "Steps in the retrieved context that the actual answer leaves out."
+            ),
+            _count_metric(
+                "deletions", "Deletions", "Steps in the actual answer that the retrieved context does not have."
+            ),
+            _count_metric(
+                "mismatches",
+                "Mismatches",
+                "Aligned pairs of steps that differ in meaning (similarity below the step similarity threshold).",
+            ),
+            _steps_found_metric(
+                "retrieved_context_steps", "Retrieved context steps", "Number of steps detected in the context."
+            ),
+            _steps_found_metric(
+                "actual_answer_steps", "Actual answer steps", "Number of steps detected in the actual answer."
+            ),
+        ],
+        keywords=["embeddings", "procedures", "steps", "alignment", "completeness", "rag"],
+    )
+
+    golden = {
+        "good": {
+            "retrieved_context": [_CONTEXT],
+            "actual_output": (
+                "1. Log in to the Harbourline app and choose the account to close.\n"
+                "2. Tap Manage account, then Close this account.\n"
+                "3. Tell us where to send the remaining balance.\n"
+                "4. Destroy your debit card by cutting through its chip."
+            ),
+        },
+        "bad": {
+            "retrieved_context": [_CONTEXT],
+            "actual_output": (
+                "- Destroy your debit card by cutting through the chip.\n"
+                "- Visit any branch with two forms of identification.\n"
+                "- Log in to the Harbourline app and choose the account you want to close."
+            ),
+        },
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    )
+    step_similarity_threshold: float = field(
+        default=0.6,
+        metadata={
+            "description": "Cosine similarity at or above which an answer step and a context step count as the "
+            "same step; below it an aligned pair is a mismatch."
+        },
+    )
+
+    def prepare(self, cases: Sequence[CaseContext]) -> None:
+        texts: list[str] = []
+        for case in cases:
+            try:
+                texts.extend(self._reference_steps(case))
+                texts.extend(extract_steps(case.actual_output or ""))
+            except TooManyStepsError:
+                continue  # score() reports the case as unscored
+        embed_distinct(self.services.embedder, texts)
+
+    def _reference_steps(self, case: CaseContext) -> list[str]:
+        steps = [step for chunk in case.retrieved_context for step in extract_steps(chunk.text)]
+        if len(steps) > MAX_STEPS:
+            raise TooManyStepsError(f"{len(steps)} steps found, more than the {MAX_STEPS} a procedure may have")
+        return steps
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        try:
+            reference = self._reference_steps(case)
+        except TooManyStepsError as error:
+            raise Unscored(f"test case {case.test_case_key}: retrieved context: {error}") from error
+        try:
+            answer = extract_steps(case.actual_output or "")
+        except TooManyStepsError as error:
+            raise Unscored(f"test case {case.test_case_key}: actual answer: {error}") from error
+        counts = {"retrieved_context_steps": float(len(reference)), "actual_answer_steps": float(len(answer))}
+        if not reference:
+            raise Unscored(
+                f"test case {case.test_case_key}: no steps (numbered or bulleted list, 'Step N:' lines, or "
+                "First/Then/Finally sentences) found in the retrieved context, so there is no procedure to align",
+                scores=counts,
+            )
+        similarity = (
+            similarity_matrix(self.services.embedder, reference, answer) if answer else np.zeros((len(reference), 0))
+        )
+        alignment = align_steps(similarity, self.step_similarity_threshold)
+        return {
+            "edits": float(alignment.edits),
+            "insertions": float(alignment.insertions),
+            "deletions": float(alignment.deletions),
+            "mismatches": float(alignment.mismatches),
+            **counts,
+        }

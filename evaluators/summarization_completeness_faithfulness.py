@@ -1,0 +1,213 @@
+"""Summarization completeness and faithfulness without a reference summary (seed 002, after SummaC).
+
+Faithfulness is SummaC ZS: an NLI model fills a matrix of entailment probabilities, premise = each source
+sentence, hypothesis = each summary sentence; a summary sentence is as faithful as the source sentence that
+best entails it, and the score is the mean over summary sentences. Sentence-level pairs keep each NLI input
+short, which is what NLI models were trained on.
+
+Completeness follows the seed: the embedding similarity between the source and the *faithful* part of the
+summary (summary sentences whose best entailment reaches ``faithful_sentence_threshold``). The cosine of the
+two sentence-embedding centroids rewards a summary that covers the source's content, and unfaithful sentences
+cannot buy coverage; a summary with no faithful sentence has completeness 0.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from assay.embeddings import split_sentences
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators._models import find_model, label_names, normalise_label, read_config, require_model, sequence_classifier
+from evaluators.base import CaseContext, Evaluator, Unscored, cosine
+from evaluators.registry import register
+
+DEFAULT_MODEL = "tals/albert-xlarge-vitaminc-mnli"
+SOURCES = ("auto", "question", "retrieved_context")
+
+
+def entailment_column(labels: list[str], entailment_label: str | None) -> int | None:
+    """Index of the entailment class: the named label, else the one called entailment (or VitaminC's SUPPORTS)."""
+    names = [normalise_label(label) for label in labels]
+    if entailment_label:
+        wanted = normalise_label(entailment_label)
+        return next((index for index, name in enumerate(names) if name == wanted), None)
+    return next(
+        (
+            index
+            for index, name in enumerate(names)
+            if ("entail" in name or name.startswith("support")) and not name.startswith(("not", "non"))
+        ),
+        None,
+    )
+
+
+def _centroid(vectors: np.ndarray) -> np.ndarray:
+    mean = vectors.mean(axis=0)
+    norm = float(np.linalg.norm(mean))
+    return mean / norm if norm > 0 else mean
+
+
+@register
+@dataclass
+class SummarizationCompletenessFaithfulness(Evaluator):
+    spec = EvaluatorSpec(
+        id="summarization_completeness_faithfulness",
+        display_name="Summarization (completeness and faithfulness)",
+        description=(
+            "Judges the actual answer as a summary of the source (the retrieved context when there is one, "
+            "else the question/prompt) without a reference summary. Faithfulness (SummaC ZS): mean over summary "
+            "sentences of the best NLI entailment probability from any source sentence (default NLI model "
+            "tals/albert-xlarge-vitaminc-mnli). Completeness: embedding cosine between the source and the "
+            "faithful summary sentences. NLI weights are read from a local folder only."
+        ),
+        domain="summarization",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["question", "actual_output"],
+        needs=["model_weights", "embeddings"],
+        metrics=[
+            MetricMeta(
+                key="completeness",
+                display_name="Completeness",
+                description=(
+                    "Cosine similarity of the source's and the faithful summary sentences' embedding centroids "
+                    "(0 when no summary sentence is faithful)."
+                ),
+                higher_is_better=True,
+                threshold=0.75,
+                is_primary=True,
+            ),
+            MetricMeta(
+                key="faithfulness_summac_zs",
+                display_name="Faithfulness (SummaC ZS)",
+                description=(
+                    "Mean over summary sentences of the highest entailment probability given any source sentence."
+                ),
+                higher_is_better=True,
+                threshold=0.75,
+            ),
+        ],
+        keywords=["summarization", "summac", "nli", "faithfulness", "completeness"],
+    )
+
+    golden = {
+        "good": {
+            "question": "Summarise the Easy Access Saver terms.",
+            "retrieved_context": [
+                "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more. "
+                "The Easy Access Saver pays 2.10% AER on balances below £10,000. "
+                "Interest on the Easy Access Saver is paid monthly."
+            ],
+            "actual_output": "The Easy Access Saver pays 3.25% AER from £10,000. Below £10,000 the Easy Access "
+            "Saver pays 2.10% AER. Easy Access Saver interest is paid monthly.",
+        },
+        "bad": {
+            "question": "Summarise the Easy Access Saver terms.",
+            "retrieved_context": [
+                "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more. "
+                "The Easy Access Saver pays 2.10% AER on balances below £10,000. "
+                "Interest on the Easy Access Saver is paid monthly."
+            ],
+            "actual_output": "The Easy Access Saver is a five-year fixed bond that pays no interest at all.",
+        },
+    }
+
+    model: str = field(
+        default=DEFAULT_MODEL,
+        metadata={
+            "description": "Local folder of the NLI classifier, or its name looked up under $ASSAY_MODELS_DIR "
+            "and the offline Hugging Face cache; never downloaded."
+        },
+    )
+    source: str = field(
+        default="auto",
+        metadata={
+            "description": "What was summarised: 'retrieved_context', 'question', or 'auto' (the retrieved "
+            "context when the case has one, else the question)."
+        },
+    )
+    entailment_label: str | None = field(
+        default=None,
+        metadata={
+            "description": "The NLI model's entailment label in its id2label; by default the label named "
+            "entailment (or SUPPORTS)."
+        },
+    )
+    faithful_sentence_threshold: float = field(
+        default=0.5,
+        metadata={"description": "Best entailment probability from which a summary sentence counts as faithful."},
+    )
+    batch_size: int = field(default=32, metadata={"description": "Sentence pairs classified per forward pass."})
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    )
+
+    def __post_init__(self) -> None:
+        if self.source not in SOURCES:
+            raise ValueError(f"parameter source must be one of {', '.join(SOURCES)}, got {self.source!r}")
+        self._entailment: dict[tuple[str, str], float] = {}
+
+    def unavailable_reason(self) -> str | None:
+        folder, reason = find_model("summarization NLI", self.model)
+        if folder is None:
+            return reason
+        labels = label_names(read_config(folder))
+        if entailment_column(labels, self.entailment_label) is None:
+            wanted = repr(self.entailment_label) if self.entailment_label else "an entailment label"
+            return (
+                f"summarization NLI model {self.model!r} has no {wanted} among its labels {labels}; "
+                "set the entailment_label parameter"
+            )
+        return None
+
+    def _sentences(self, case: CaseContext) -> tuple[list[str], list[str]]:
+        """(source sentences, summary sentences) of one case."""
+        use_context = self.source == "retrieved_context" or (self.source == "auto" and case.retrieved_context)
+        if use_context:
+            source = [sentence for chunk in case.retrieved_context for sentence in split_sentences(chunk.text)]
+        else:
+            source = split_sentences(case.question)
+        return source, split_sentences(case.actual_output or "")
+
+    def prepare(self, cases: Sequence[CaseContext]) -> None:
+        pairs: dict[tuple[str, str], None] = {}
+        sentences: dict[str, None] = {}
+        for case in cases:
+            source, summary = self._sentences(case)
+            sentences.update(dict.fromkeys(source + summary))
+            pairs.update(dict.fromkeys((premise, hypothesis) for hypothesis in summary for premise in source))
+        if sentences:
+            self.services.embedder.embed(list(sentences))
+        todo = [pair for pair in pairs if pair not in self._entailment]
+        if not todo:
+            return
+        classifier = sequence_classifier(require_model("summarization NLI", self.model))
+        column = entailment_column(classifier.labels, self.entailment_label)
+        if column is None:
+            raise Unscored(f"summarization NLI model has no entailment label among {classifier.labels}")
+        probabilities = classifier.probabilities(
+            [premise for premise, _ in todo],
+            [hypothesis for _, hypothesis in todo],
+            activation="softmax",
+            batch_size=self.batch_size,
+        )
+        self._entailment.update(zip(todo, (float(row[column]) for row in probabilities), strict=True))
+
+    def score(self, case: CaseContext) -> dict[str, float | None]:
+        source, summary = self._sentences(case)
+        if not source:
+            raise Unscored(f"test case {case.test_case_key}: the source to summarise ({self.source}) is empty")
+        if not summary:
+            raise Unscored(f"test case {case.test_case_key}: the actual answer has no sentences")
+        if any((premise, hypothesis) not in self._entailment for hypothesis in summary for premise in source):
+            self.prepare([case])
+        matrix = np.array([[self._entailment[(premise, hypothesis)] for hypothesis in summary] for premise in source])
+        best = matrix.max(axis=0)
+        threshold = self.faithful_sentence_threshold
+        faithful = [sentence for sentence, value in zip(summary, best, strict=True) if value >= threshold]
+        completeness = 0.0
+        if faithful:
+            source_vectors = self.services.embedder.embed(source)
+            faithful_vectors = self.services.embedder.embed(faithful)
+            completeness = cosine(_centroid(source_vectors), _centroid(faithful_vectors))
+        return {"completeness": round(completeness, 6), "faithfulness_summac_zs": round(float(best.mean()), 6)}
