@@ -206,6 +206,13 @@ class Evaluator(ABC):
         """
         return None
 
+    def not_applicable(self, case: CaseContext) -> str | None:
+        """Why this evaluator does not apply to ``case`` although its inputs are present (a classifier on
+        a free-text answer, an encoding check on a case that is no encoding attack); None when it applies.
+        Such cases are unscored with the reason, and ``--evaluators all`` skips an evaluator that applies to
+        no case."""
+        return None
+
     def prepare(self, cases: Sequence[CaseContext]) -> None:  # noqa: B027 - optional hook
         """Batch shared work for all cases before scoring; the default has nothing to batch."""
 

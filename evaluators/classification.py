@@ -82,6 +82,20 @@ class Classification(Evaluator):
         default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric accuracy."}
     )
 
+    max_label_words: int = field(
+        default=4,
+        metadata={
+            "description": "An expected answer longer than this many words is free text, not a class label: "
+            "such cases are not applicable, so question-answering suites are not scored as classification."
+        },
+    )
+
+    def not_applicable(self, case: CaseContext) -> str | None:
+        words = len(case.expected_output.split())
+        if words > self.max_label_words:
+            return f"the expected answer has {words} words, more than a class label ({self.max_label_words})"
+        return None
+
     def score(self, case: CaseContext) -> dict[str, float | None]:
         truth = normalise_label(case.expected_output)
         if not truth:

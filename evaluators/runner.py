@@ -20,6 +20,10 @@ def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
     if missing:
         outcome.unscored_reason = f"missing input: {', '.join(missing)}"
         return outcome
+    reason = evaluator.not_applicable(case)
+    if reason is not None:
+        outcome.unscored_reason = f"not applicable: {reason}"
+        return outcome
     try:
         scored = evaluator.score(case)
     except Unscored as unscored:
@@ -79,7 +83,9 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
     scorable = [
         index
         for index, case in enumerate(cases)
-        if not case.host_error and not case.missing(evaluator.spec.required_inputs)
+        if not case.host_error
+        and not case.missing(evaluator.spec.required_inputs)
+        and evaluator.not_applicable(case) is None
     ]
     prepare_error = evaluator.unavailable_reason()
     if prepare_error is None:

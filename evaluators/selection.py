@@ -28,6 +28,11 @@ def select_evaluators(
             missing = sorted({name for context in contexts for name in context.missing(inputs)}) or list(inputs)
             skipped[evaluator_id] = f"no answered test case has {', '.join(missing)}"
             continue
+        with_inputs = [context for context in contexts if not context.missing(inputs)]
+        reasons = [evaluator.not_applicable(context) for context in with_inputs]
+        if all(reason is not None for reason in reasons):
+            skipped[evaluator_id] = f"applies to no test case ({reasons[0]})"
+            continue
         reason = evaluator.unavailable_reason()
         if reason is not None:
             skipped[evaluator_id] = reason

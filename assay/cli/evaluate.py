@@ -53,22 +53,16 @@ def evaluate(
     suite_format: Annotated[
         str, typer.Option(help="Format of --suite: assay | eval-studio-suite | mlflow | ragas.")
     ] = "assay",
-    lab: Annotated[
-        Path | None, typer.Option(help="Test lab with precomputed answers; no host is called.")
-    ] = None,
+    lab: Annotated[Path | None, typer.Option(help="Test lab with precomputed answers; no host is called.")] = None,
     lab_format: Annotated[
         str, typer.Option(help="Format of --lab: assay | eval-studio-testlab | mlflow | ragas.")
     ] = "assay",
-    host: Annotated[
-        list[str] | None, typer.Option("--host", help="Host type or host JSON file; repeatable.")
-    ] = None,
+    host: Annotated[list[str] | None, typer.Option("--host", help="Host type or host JSON file; repeatable.")] = None,
     evaluators: Annotated[
         str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")
     ] = "answer_semantic_similarity,text_matching",
     name: Annotated[str | None, typer.Option(help="Evaluation name in the artifact store.")] = None,
-    run_id: Annotated[
-        str | None, typer.Option(help="Continue this run id instead of deciding from --out.")
-    ] = None,
+    run_id: Annotated[str | None, typer.Option(help="Continue this run id instead of deciding from --out.")] = None,
 ) -> None:
     """Evaluate a suite against hosts, or a test lab's precomputed answers, and print a per-model table."""
     with user_errors():
@@ -159,24 +153,37 @@ def _run_flow(**parameters: Any) -> dict[str, Any]:
 
 
 def print_summary(summary: dict[str, Any]) -> None:
-    """Per model: answered cases and the mean of each evaluator's primary metric."""
+    """One row per evaluator (its primary metric), one column per model: readable for any number of
+    evaluators. A mean that misses its threshold is shown in red; unscored cases are counted, never zero."""
     metrics = summary["metrics"]
-    columns = []
-    for evaluator_id in summary["evaluators"]:
-        any_model = next(iter(metrics.values()))[evaluator_id]
-        columns += [(evaluator_id, key) for key, meta in any_model.items() if meta["is_primary"]]
+    models = summary["models"]
     table = Table(
-        "model",
-        "answered",
-        *[f"{evaluator_id}\n{key}" for evaluator_id, key in columns],
+        "evaluator",
+        "primary metric",
+        *[
+            f"{model['key']}\n{model['answered']}/{model['answered'] + model['host_failures']} answered"
+            for model in models
+        ],
         title=f"{summary['test_lab']} ({summary['test_cases']} test cases)",
     )
-    for model in summary["models"]:
-        cells = []
-        for evaluator_id, key in columns:
-            aggregate = metrics[model["key"]][evaluator_id][key]
-            mean = "unscored" if aggregate["mean"] is None else f"{aggregate['mean']:.3f}"
-            cells.append(f"{mean} ({aggregate['scored']} scored)")
-        answered = f"{model['answered']}/{model['answered'] + model['host_failures']}"
-        table.add_row(model["key"], answered, *cells)
+    for evaluator_id in summary["evaluators"]:
+        per_model = [metrics[model["key"]].get(evaluator_id, {}) for model in models]
+        primary = next((key for key, meta in per_model[0].items() if meta["is_primary"]), None)
+        if primary is None:
+            continue
+        meta = per_model[0][primary]
+        direction = ">=" if meta["higher_is_better"] else "<="
+        threshold = "" if meta["threshold"] is None else f" {direction} {meta['threshold']}"
+        table.add_row(
+            evaluator_id, f"{primary}{threshold}", *[_cell(model_metrics[primary]) for model_metrics in per_model]
+        )
     console.print(table)
+
+
+def _cell(aggregate: dict[str, Any]) -> str:
+    if aggregate["mean"] is None:
+        return f"unscored ({aggregate['unscored']})"
+    threshold, value = aggregate["threshold"], aggregate["mean"]
+    fails = threshold is not None and (value < threshold if aggregate["higher_is_better"] else value > threshold)
+    text = f"{value:.3f} ({aggregate['scored']})"
+    return f"[red]{text}[/]" if fails else text

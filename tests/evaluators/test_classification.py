@@ -71,3 +71,19 @@ def test_a_predicted_label_outside_the_true_ones_joins_the_matrix() -> None:
     assert (accuracy.mean, accuracy.scored, accuracy.unscored) == (0.5, 2, 1)
     # Macro over three labels: precision (0 + 0 + 1) / 3, F1 likewise.
     assert result.aggregates["m"]["precision"].mean == round(1 / 3, 6)
+
+
+def test_free_text_answers_are_not_classification_cases() -> None:
+    from evaluators.selection import select_evaluators
+
+    long_answer = TestLabRow(
+        test_case=TestCase(key="qa", prompt="q", expected_output="The fee is twenty five pounds per card."),
+        model_key="m", actual_output="It costs £25.",
+    )
+    lab = TestLab(name="qa", models=[ModelHost(key="m", type="t")], rows=[long_answer])
+    result = run_evaluator(build_evaluator("classification"), lab)
+    assert result.rows[0].unscored_reason == (
+        "not applicable: the expected answer has 8 words, more than a class label (4)"
+    )
+    selected, skipped = select_evaluators(lab, ["all"])
+    assert "classification" not in selected and skipped["classification"].startswith("applies to no test case")

@@ -1,0 +1,239 @@
+"""Claim-level evidence for the groundedness evaluator: figures, names and content words.
+
+Why not embeddings alone: a sentence embedding barely moves when one figure changes ("3.25%" -> "3.50%"),
+so a fluent paraphrase with a wrong number scores as well as a correct one, while a terse correct answer
+("3.25% AER.") scores poorly because it shares little wording with any context sentence. The checks here
+are exact where embeddings are blind: every figure (amount, percentage, time, phone number, count) and
+every name an answer sentence states must be stated by the evidence, after normalisation ("£5,000" ==
+"5000", "3.25 %" == "3.25%", "9am" == "9:00am", "five hundred" == "500", "+44 20 7946 0142" ==
+"020 7946 0142"), and its content words must be found there (fuzzy, so inflections match).
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+
+import regex
+
+_STOPWORD_TEXT = """a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
+    during each either else even ever few for from further get gets got had hadn't has hasn't have haven't
+    having he her here hers herself him himself his how however i if in into is isn't it it's its itself just
+    let's may me might more most must mustn't my myself need needs no nor not of off often on once only or
+    other ought our ours ourselves out over own per same shall she should shouldn't so some such than that
+    that's the their theirs them themselves then there there's these they they'd they'll they're they've this
+    those through thus to too under until up upon us usually very via was wasn't we we'd we'll we're we've
+    were weren't what what's when where which while who whom whose why will with within without won't would
+    wouldn't yes you you'd you'll you're you've your yours yourself yourselves
+    approx approximately around roughly generally basically simply certainly indeed sure okay ok well say etc"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+
+_UNITS = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15,
+    "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_MULTIPLIERS = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_000, "bn": 1_000_000_000,
+                "billion": 1_000_000_000}  # fmt: skip
+
+_LIST_MARKER = regex.compile(r"(?m)^\s*(?:#+|[-*+•]|\d{1,2}[.)])\s+")
+_PHONE = regex.compile(r"(?<![\w.,£$€])\+?\d{2,5}(?:[ -]\d{2,4}){2,3}(?![\w%])")
+_TIME = regex.compile(
+    r"(?<![\w.,])(\d{1,2})(?::([0-5]\d))?\s?([ap])\.?m\b\.?|(?<![\w.,])(\d{1,2}):([0-5]\d)(?!\d)", regex.I
+)
+_FIGURE = regex.compile(
+    r"(?<![\p{L}\d.,])[£$€]?\s?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?"
+    r"(?:(?P<pence>p)(?![.\p{L}])|\s?(?P<unit>%|per\s?cent|percent|million|billion|thousand|bn|m|k)(?!\p{L})"
+    r"|(?:st|nd|rd|th)(?!\p{L}))?(?![\p{L}\d])",
+    regex.I,
+)
+_NUMBER_WORD_ALTERNATIVES = "|".join(sorted([*_UNITS, *_SCALES], key=len, reverse=True))
+_NUMBER_WORD = regex.compile(
+    rf"\b(?:(?:a|an)\s+)?(?:{_NUMBER_WORD_ALTERNATIVES})\b(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORD_ALTERNATIVES})\b)*",
+    regex.I,
+)
+_WORD = regex.compile(r"\p{L}[\p{L}'’]*\p{L}|\p{L}")
+_NAME = regex.compile(r"\b(?:\p{Lu}[\p{L}’']*\p{L}|\p{Lu}{2,})\b")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure as stated (``text``) and its comparable form (``key``)."""
+
+    text: str
+    key: str
+
+
+def clean(text: str) -> str:
+    """Drop Markdown list markers, heading hashes and table pipes: layout, not claims (a "3." step number
+    is not a figure the context states)."""
+    return _LIST_MARKER.sub("", text).replace("|", " ; ")
+
+
+def _decimal_key(integer: str, fraction: str | None, scale: Decimal) -> str:
+    value = Decimal(integer.replace(",", "") + (f".{fraction}" if fraction else "")) * scale
+    return format(value.normalize(), "f")
+
+
+def _number_word_value(phrase: str) -> int | None:
+    """Value of an English number phrase ("fifteen hundred", "a thousand", "twenty-five"); None if none."""
+    words = [word for word in regex.split(r"[\s-]+", phrase.lower()) if word and word != "and"]
+    total, current, seen = 0, 0, False
+    for word in words:
+        if word in ("a", "an"):
+            current = max(current, 1)
+        elif word in _UNITS:
+            current += _UNITS[word]
+            seen = True
+        elif word in _SCALES:
+            scale = _SCALES[word]
+            if scale == 100:
+                current = max(current, 1) * 100
+            else:
+                total += max(current, 1) * scale
+                current = 0
+            seen = True
+    return total + current if seen else None
+
+
+def figures(text: str, *, bare_one: bool = True) -> list[Figure]:
+    """Every figure in ``text``, normalised: phones by their last 9 digits, times as 24-hour HH:MM, other
+    numbers as plain decimals (currency and % dropped, thousands separators and k/m/million expanded,
+    pence converted to pounds). ``bare_one=False`` ignores a lone "one", which is mostly a pronoun
+    ("no one", "one of our advisers") in an answer, while "one month" in a context still counts."""
+    text = clean(text)
+    found: list[Figure] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(span: tuple[int, int]) -> bool:
+        return all(span[1] <= start or span[0] >= end for start, end in taken)
+
+    for match in _PHONE.finditer(text):
+        digits = regex.sub(r"\D", "", match.group())
+        if len(digits) >= 9:
+            found.append(Figure(match.group(), f"tel:{digits[-9:]}"))
+            taken.append(match.span())
+    for match in _TIME.finditer(text):
+        if not free(match.span()):
+            continue
+        if match.group(1):
+            hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
+            minute = int(match.group(2) or 0)
+        else:
+            hour, minute = int(match.group(4)), int(match.group(5))
+        found.append(Figure(match.group().strip(), f"time:{hour:02d}:{minute:02d}"))
+        taken.append(match.span())
+    for match in _FIGURE.finditer(text):
+        if not free(match.span()):
+            continue
+        unit = (match.group("unit") or "").lower()
+        scale = Decimal("0.01") if match.group("pence") else Decimal(_MULTIPLIERS.get(unit, 1))
+        found.append(Figure(match.group().strip(), _decimal_key(match.group("int"), match.group("frac"), scale)))
+        taken.append(match.span())
+    for match in _NUMBER_WORD.finditer(text):
+        phrase = match.group().strip(" -")
+        value = _number_word_value(phrase)
+        if value is None or not free(match.span()):
+            continue
+        if not bare_one and phrase.lower() in ("one", "a", "an"):
+            continue
+        found.append(Figure(phrase, str(value)))
+    return found
+
+
+def _stem(word: str) -> str:
+    """A light English stem so "transfers"/"transferred"/"transfer" meet; names keep their case-folded form."""
+    word = word.lower().replace("’", "'").removesuffix("'s")
+    for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(clean(text))
+
+
+def content_words(text: str) -> list[str]:
+    """Words that carry a claim: not stop words, not number words (figures are checked on their own)."""
+    return [
+        word.lower()
+        for word in words(text)
+        if len(word) > 1 and word.lower() not in STOPWORDS and word.lower() not in _UNITS and word.lower()
+        not in _SCALES
+    ]
+
+
+def names(sentence: str) -> list[str]:
+    """Capitalised words and acronyms that name something (product, place, organisation, month, day).
+
+    The first word of a sentence is capitalised anyway, so it counts only as an acronym or as the start of a
+    multi-word name ("Meridian Shield ..."); "I" is never a name."""
+    sentence = clean(sentence)
+    found = []
+    first = _WORD.search(sentence)
+    for match in _NAME.finditer(sentence):
+        word = match.group()
+        if first is not None and match.start() == first.start() and not word.isupper():
+            following = _WORD.search(sentence, match.end())
+            if following is None or not following.group()[0].isupper():
+                continue
+        if word.lower() in STOPWORDS and not word.isupper():
+            continue
+        found.append(word)
+    return found
+
+
+@dataclass(frozen=True)
+class ClaimCheck:
+    """How much of one answer sentence the evidence states.
+
+    ``lexical`` is the share of its claim units (content words and figures) found in the context, None when
+    the sentence has none ("Yes.", "Not all of them."): such a sentence asserts nothing checkable."""
+
+    lexical: float | None
+    unsupported_figures: tuple[str, ...]
+    unsupported_names: tuple[str, ...]
+
+
+class Evidence:
+    """What a case's retrieved context states, ready for lookups.
+
+    Figures and names the question itself states count as supported: they are the user's framing ("on
+    £20,000 ..."), not something the model made up. Content words must come from the context alone."""
+
+    def __init__(self, context_texts: Iterable[str], question: str = "", *, fuzzy_cutoff: float = 88.0) -> None:
+        context_texts = list(context_texts)
+        self.figure_keys = {figure.key for text in context_texts for figure in figures(text)}
+        self.figure_keys |= {figure.key for figure in figures(question)}
+        vocabulary = {word.lower() for text in context_texts for word in words(text)}
+        self.vocabulary = sorted(vocabulary)
+        self.stems = {_stem(word) for word in vocabulary}
+        self.framing_stems = {_stem(word) for word in words(question)}
+        self.fuzzy_cutoff = fuzzy_cutoff
+
+    def has_word(self, word: str) -> bool:
+        """Exact stem match, else a close spelling (rapidfuzz ratio) for inflections the stemmer misses."""
+        if _stem(word) in self.stems:
+            return True
+        if len(word) < 5 or not self.vocabulary:
+            return False
+        from rapidfuzz import fuzz, process
+
+        match = process.extractOne(word.lower(), self.vocabulary, scorer=fuzz.ratio, score_cutoff=self.fuzzy_cutoff)
+        return match is not None
+
+    def check(self, sentence: str) -> ClaimCheck:
+        stated = figures(sentence, bare_one=False)
+        missing_figures = tuple(figure.text for figure in stated if figure.key not in self.figure_keys)
+        missing_names = tuple(
+            name for name in names(sentence) if _stem(name) not in self.framing_stems and not self.has_word(name)
+        )
+        tokens = content_words(sentence)
+        units = len(tokens) + len(stated)
+        if not units:
+            return ClaimCheck(None, missing_figures, missing_names)
+        found = sum(self.has_word(token) for token in tokens) + len(stated) - len(missing_figures)
+        return ClaimCheck(found / units, missing_figures, missing_names)
