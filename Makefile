@@ -33,6 +33,8 @@ lint: install
 
 bench: install
 	$(BIN)/python bench/embeddings.py
+	$(BIN)/python bench/validity.py
+	$(BIN)/python bench/evaluate_all.py
 
 clean:
 	rm -rf .assay demo-output .pytest_cache

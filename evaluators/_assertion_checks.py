@@ -1,9 +1,10 @@
 """The checks behind the ``assertions`` evaluator (seed 004, Prompt Foundry), kept apart from its metadata.
 
 Everything here is pure: a response value (or values), the case's tool calls, or a number go in; a bool comes
-out. Anything that makes an assertion impossible to check on a case (an undefined template variable, a JSON
-path that does not parse, a metric the host did not report) raises ``AssertionProblem`` so the evaluator can
-leave the case unscored with the reason, instead of counting a failure it never observed.
+out, and the ``describe_*`` functions say in one short line what was observed, for a reviewer. Anything that
+makes an assertion impossible to check on a case (an undefined template variable, a JSON path that does not
+parse, a metric the host did not report) raises ``AssertionProblem`` so the evaluator can leave the case
+unscored with the reason, instead of counting a failure it never observed.
 
 Comparison rules, in one place:
 
@@ -27,6 +28,7 @@ import regex
 
 from assay.models import ToolCall
 
+PREVIEW_CHARS = 60
 TEMPLATE = regex.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
 _FENCE = regex.compile(r"^\s*```[A-Za-z]*[ \t]*\n?(.*?)\n?```\s*$", regex.DOTALL)
 
@@ -178,3 +180,38 @@ def tool_called(calls: Sequence[ToolCall], name: str, arguments: dict[str, Any] 
         and (arguments is None or arguments_include(call.arguments, arguments, ignore_case))
         for call in calls
     )
+
+
+def preview(value: Any) -> str:
+    """A value quoted for a reason line, cut to ``PREVIEW_CHARS`` so a long answer stays a short reason."""
+    text = as_text(value)
+    return repr(text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "...")
+
+
+def _listed(items: Sequence[Any], limit: int = 3) -> str:
+    shown = ", ".join(preview(item) for item in items[:limit])
+    return shown + (f" (+{len(items) - limit} more)" if len(items) > limit else "")
+
+
+def describe_text(kind: str, values: Sequence[Any], targets: Sequence[str], ignore_case: bool, where: str) -> str:
+    """What a text assertion observed at ``where`` (the answer, a JSON path, a turn), whichever way it went."""
+    if not values:
+        return f"{where} selects nothing"
+    if kind == "EXACT_MATCH":
+        verdict = "equals" if text_holds(kind, values, targets, ignore_case) else "does not equal"
+        return f"{where} ({_listed(values)}) {verdict} {preview(targets[0])}"
+    if kind == "STARTS_WITH":
+        verdict = "starts" if text_holds(kind, values, targets, ignore_case) else "does not start"
+        return f"{where} ({_listed(values)}) {verdict} with {preview(targets[0])}"
+    found = [target for target in targets if text_holds("CONTAINS_ANY", values, [target], ignore_case)]
+    if kind == "CONTAINS_ALL" and len(found) < len(targets):
+        return f"{where} lacks {_listed([target for target in targets if target not in found])}"
+    return f"{where} contains {_listed(found)}" if found else f"{where} contains none of {_listed(targets)}"
+
+
+def describe_tool_call(calls: Sequence[ToolCall], name: str, arguments: dict[str, Any] | None, holds: bool) -> str:
+    with_arguments = " with the expected arguments" if arguments is not None else ""
+    if holds:
+        return f"{preview(name)} was called{with_arguments}"
+    made = _listed([call.name for call in calls]) or "none"
+    return f"no call to {preview(name)}{with_arguments} (calls: {made})"

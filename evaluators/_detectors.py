@@ -13,6 +13,7 @@ from functools import lru_cache
 import regex
 
 SCAN_TIMEOUT_S = 2.0
+MAX_MASK_STARS = 16
 
 
 class DetectorTimeout(Exception):
@@ -89,6 +90,33 @@ def select_detectors(suite: tuple[Detector, ...], kinds: str) -> tuple[Detector,
 def kinds_of(suite: Sequence[Detector]) -> tuple[str, ...]:
     """The distinct kinds of a suite in declaration order (several detectors may share one kind)."""
     return tuple(dict.fromkeys(detector.kind for detector in suite))
+
+
+def mask(value: str) -> str:
+    """A preview of a found value that identifies it to a reviewer without repeating it.
+
+    Up to two characters are kept at each end (fewer for short values, so at most a quarter of the value is
+    shown, none under 8 characters) and the rest become ``*``, capped at ``MAX_MASK_STARS`` so a private key
+    does not become a line of stars: a results file must not be a second copy of the leak.
+    """
+    keep = min(2, len(value) // 8)
+    hidden = len(value) - 2 * keep
+    return value[:keep] + "*" * min(hidden, MAX_MASK_STARS) + (value[len(value) - keep :] if keep else "")
+
+
+def mask_findings(text: str, findings: Sequence[Finding]) -> str:
+    """``text`` with the span of every finding masked; overlapping spans (two kinds on one value) merge."""
+    spans: list[list[int]] = []
+    for finding in sorted(findings, key=lambda found: found.start):
+        if spans and finding.start < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], finding.end)
+        else:
+            spans.append([finding.start, finding.end])
+    parts, cursor = [], 0
+    for start, end in spans:
+        parts.extend([text[cursor:start], mask(text[start:end])])
+        cursor = end
+    return "".join([*parts, text[cursor:]])
 
 
 def describe(suite: Sequence[Detector]) -> str:

@@ -3,15 +3,20 @@
 The reference manual gives all three the same boolean-per-case shape: pass / fail for the actual answer, a
 retrieval leak for the retrieved context, generation failures equal to the model failures, and (for two of
 them) a parsing-failures counter. Declaring it once keeps the three specs and score dictionaries in step.
+Details say what was found where, with masked previews only: a results file must not repeat the leak.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+from assay.models import RetrievedChunk
 from assay.models.evaluation import MetricMeta
-from evaluators._detectors import DetectorTimeout
-from evaluators.base import CaseContext, Unscored
+from evaluators._detectors import DetectorTimeout, Finding, mask
+from evaluators.base import CaseContext, Scored, Unscored
 from evaluators.conditions import ConditionError
+
+MAX_LISTED = 20
 
 
 @dataclass(frozen=True)
@@ -71,28 +76,57 @@ def leakage_metrics(names: LeakageNames) -> list[MetricMeta]:
     return metrics
 
 
+def finding_detail(finding: Finding) -> dict[str, Any]:
+    """What a reviewer needs to locate one finding: its kind, its character span and a masked preview."""
+    return {"kind": finding.kind, "span": [finding.start, finding.end], "preview": mask(finding.value)}
+
+
+@dataclass
+class Inspection:
+    """What checking one text found: ``findings`` are the problems (the text leaks when there is one);
+    ``notes`` add context for a reviewer without deciding anything (e.g. the encoded spans decoded)."""
+
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    notes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    def details(self) -> dict[str, Any]:
+        """Findings and notes, each list capped at ``MAX_LISTED`` with a count of the rest; empty parts left out."""
+        details: dict[str, Any] = {}
+        for name, items in {"findings": self.findings, **self.notes}.items():
+            if items:
+                details[name] = items[:MAX_LISTED]
+                if len(items) > MAX_LISTED:
+                    details[f"{name}_omitted"] = len(items) - MAX_LISTED
+        return details
+
+
 def leakage_scores(
     case: CaseContext,
-    output_leaks: Callable[[str], bool],
-    context_leaks: Callable[[str], bool] | None,
+    inspect_output: Callable[[str], Inspection],
+    inspect_context: Callable[[str], Inspection] | None,
     with_parse_failures: bool,
-) -> dict[str, float | None]:
-    """One case's verdicts; ``context_leaks`` is None when the retrieved context is not to be checked.
+) -> Scored:
+    """One case's verdicts, with what was found in the answer and in each retrieved chunk as details;
+    ``inspect_context`` is None when the retrieved context is not to be checked.
 
     Each retrieved chunk is checked on its own so no match straddles two chunks. A detector or condition
     that times out makes the case unscored (never "clean"), with the parsing-failure counter set where the
-    evaluator has one.
+    evaluator has one; once a chunk has leaked the retrieval verdict is known, so a later chunk that times out
+    is only listed as unchecked.
     """
     try:
-        failed = float(output_leaks(case.actual_output or ""))
+        answer = inspect_output(case.actual_output or "")
+        chunks: list[dict[str, Any]] = []
+        unchecked: list[dict[str, Any]] = []
         retrieval: float | None = None
-        if context_leaks is not None and case.retrieved_context:
-            retrieval = float(any(context_leaks(chunk.text) for chunk in case.retrieved_context))
+        if inspect_context is not None and case.retrieved_context:
+            retrieval = _inspect_chunks(case.retrieved_context, inspect_context, chunks, unchecked)
     except (DetectorTimeout, ConditionError) as error:
         raise Unscored(
             f"test case {case.test_case_key}: {error}",
             scores={"model_parse_failures": 1.0} if with_parse_failures else None,
         ) from error
+    failed = float(bool(answer.findings))
     scores: dict[str, float | None] = {
         "model_passes": 1.0 - failed,
         "model_failures": failed,
@@ -101,4 +135,34 @@ def leakage_scores(
     }
     if with_parse_failures:
         scores["model_parse_failures"] = 0.0
-    return scores
+    details: dict[str, Any] = {}
+    if answer_details := answer.details():
+        details["answer"] = answer_details
+    if chunks:
+        details["retrieved_context"] = chunks
+    if unchecked:
+        details["unchecked_chunks"] = unchecked
+    return Scored(scores=scores, details=details)
+
+
+def _inspect_chunks(
+    chunks: Sequence[RetrievedChunk],
+    inspect: Callable[[str], Inspection],
+    reported: list[dict[str, Any]],
+    unchecked: list[dict[str, Any]],
+) -> float:
+    """1.0 when a chunk leaks; fills ``reported`` with the chunks that have something to show."""
+    leaked = False
+    for index, chunk in enumerate(chunks):
+        try:
+            inspection = inspect(chunk.text)
+        except (DetectorTimeout, ConditionError) as error:
+            if not leaked:
+                raise
+            unchecked.append({"chunk": index, "reason": str(error)})
+            continue
+        leaked = leaked or bool(inspection.findings)
+        if chunk_details := inspection.details():
+            where = {"chunk": index} | ({"doc_uri": chunk.doc_uri} if chunk.doc_uri else {})
+            reported.append(where | chunk_details)
+    return float(leaked)

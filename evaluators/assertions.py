@@ -15,7 +15,7 @@ from typing import Any
 from assay.models import Assertion
 from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
 from evaluators import _assertion_checks as checks
-from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
 
 TEXT_TYPES = {"EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH"}
@@ -103,7 +103,7 @@ class Assertions(Evaluator):
         default=None, metadata={"description": "Overrides the default threshold (100) of the assertion score."}
     )
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def score(self, case: CaseContext) -> Scored:
         assertions = case.assertions
         total_weight = sum(assertion.weight for assertion in assertions)
         if total_weight <= 0:
@@ -111,21 +111,29 @@ class Assertions(Evaluator):
         resolved = [self._resolve(case, index, assertion) for index, assertion in enumerate(assertions)]
         answer, document, answer_is_json = self._answer(case, assertions)
         if case.response_format == "json" and not answer_is_json:
-            outcomes = [False] * len(assertions)  # seed 004: a response that is not valid JSON fails the evaluation
+            # seed 004: a response that is not valid JSON fails the evaluation
+            verdicts = [(False, "the response is not valid JSON")] * len(assertions)
         else:
-            outcomes = [
+            verdicts = [
                 self._holds(case, index, assertion, targets, arguments, answer, document)
                 for index, (assertion, (targets, arguments)) in enumerate(zip(assertions, resolved, strict=True))
             ]
+        outcomes = [ok for ok, _ in verdicts]
         passed_weight = sum(assertion.weight for assertion, ok in zip(assertions, outcomes, strict=True) if ok)
         case_score = round(100.0 * passed_weight / total_weight, 6)
         passed_share = round(sum(outcomes) / len(outcomes), 6)
-        return {
+        scores: dict[str, float | None] = {
             "assertion_score": case_score,
             "assertions_passed": passed_share,
             "assertions_failed": round(1.0 - passed_share, 6),
             "weighted_assertion_score": case_score,
         }
+        listed = [
+            {"index": index, "type": assertion.type, "passed": ok, "weight": assertion.weight}
+            | ({} if ok else {"reason": reason})
+            for index, (assertion, (ok, reason)) in enumerate(zip(assertions, verdicts, strict=True))
+        ]
+        return Scored(scores=scores, details={"assertions": listed})
 
     def corpus_metrics(
         self, cases: Sequence[CaseContext], scores: Sequence[CaseScores]
@@ -198,15 +206,16 @@ class Assertions(Evaluator):
         arguments: dict[str, Any] | None,
         answer: str | None,
         document: Any,
-    ) -> bool:
-        """One assertion's outcome, NOT applied; raises Unscored when the case lacks what it checks."""
+    ) -> tuple[bool, str]:
+        """One assertion's outcome with NOT applied, and what was observed (the reason when it fails);
+        raises Unscored when the case lacks what it checks."""
         try:
-            holds = self._check(case, assertion, targets, arguments, answer, document)
+            holds, observed = self._check(case, assertion, targets, arguments, answer, document)
         except checks.AssertionProblem as problem:
             raise self._problem(case, index, assertion, str(problem)) from problem
         if holds is None:  # a JSON turn that does not parse fails whatever the modifier
-            return False
-        return holds != assertion.negate
+            return False, observed
+        return holds != assertion.negate, f"negated, but {observed}" if assertion.negate else observed
 
     def _check(
         self,
@@ -216,22 +225,31 @@ class Assertions(Evaluator):
         arguments: dict[str, Any] | None,
         answer: str | None,
         document: Any,
-    ) -> bool | None:
+    ) -> tuple[bool | None, str]:
         kind = assertion.type
-        if kind == "LATENCY":
-            return self._within(case.duration, assertion.threshold, "duration")
-        if kind == "COST":
-            return self._within(case.cost, assertion.threshold, "cost")
+        if kind in ("LATENCY", "COST"):
+            measured = case.duration if kind == "LATENCY" else case.cost
+            what = "duration" if kind == "LATENCY" else "cost"
+            holds = self._within(measured, assertion.threshold, what)
+            verdict = "is within" if holds else "exceeds"
+            return holds, f"{what} {measured:g} {verdict} the threshold {assertion.threshold or 0.0:g}"
         if kind in ("TOOL_CALLED", "TOOL_CALLED_WITH"):
-            return checks.tool_called(case.tool_calls, targets[0], arguments, assertion.ignore_case)
+            holds = checks.tool_called(case.tool_calls, targets[0], arguments, assertion.ignore_case)
+            return holds, checks.describe_tool_call(case.tool_calls, targets[0], arguments, holds)
+        where = "the answer"
         if assertion.turn is not None:
             answer = self._assistant_turn(case, assertion.turn)
+            where = f"assistant turn {assertion.turn}"
             if assertion.json_path is not None:
                 parsed, document = checks.parse_json(answer)
                 if not parsed:
-                    return None
-        values = [answer] if assertion.json_path is None else checks.select(assertion.json_path, document)
-        return checks.text_holds(kind, values, targets, assertion.ignore_case)
+                    return None, f"{where} is not valid JSON"
+        if assertion.json_path is not None:
+            values, where = checks.select(assertion.json_path, document), f"{assertion.json_path} of {where}"
+        else:
+            values = [answer]
+        holds = checks.text_holds(kind, values, targets, assertion.ignore_case)
+        return holds, checks.describe_text(kind, values, targets, assertion.ignore_case, where)
 
     @staticmethod
     def _within(measured: float | None, threshold: float | None, what: str) -> bool:

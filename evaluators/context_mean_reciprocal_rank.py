@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from assay.embeddings import split_sentences
 from assay.models import RetrievedChunk
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, cosine
+from evaluators.base import CaseContext, Evaluator, Scored, cosine
 from evaluators.registry import register
 
 
@@ -121,9 +121,20 @@ class ContextMeanReciprocalRank(Evaluator):
         vectors = self.services.embedder.embed([question, *sentences])
         return max(cosine(vectors[0], vector) for vector in vectors[1:])
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def score(self, case: CaseContext) -> Scored:
+        """1 / rank of the first relevant chunk; the details give that rank and its relevance, or, when no
+        checked chunk is relevant, the best relevance seen, which shows how far the threshold is."""
         chunks = ranked(case.retrieved_context)[: self.mrr_relevant_chunk_oor_idx + 1]
+        best = 0.0
         for position, chunk in enumerate(chunks):
-            if self.relevance(case.question, chunk) >= self.mrr_relevant_chunk_threshold:
-                return {"mean_reciprocal_rank": round(1.0 / (position + 1), 6)}
-        return {"mean_reciprocal_rank": 0.0}
+            relevance = self.relevance(case.question, chunk)
+            if relevance >= self.mrr_relevant_chunk_threshold:
+                return Scored(
+                    scores={"mean_reciprocal_rank": round(1.0 / (position + 1), 6)},
+                    details={"first_relevant_rank": position + 1, "relevance": round(relevance, 6)},
+                )
+            best = max(best, relevance)
+        return Scored(
+            scores={"mean_reciprocal_rank": 0.0},
+            details={"first_relevant_rank": None, "checked_chunks": len(chunks), "best_relevance": round(best, 6)},
+        )

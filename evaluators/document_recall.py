@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from assay.models import RetrievedChunk
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
 
 
@@ -69,7 +69,7 @@ class DocumentRecall(Evaluator):
         },
     )
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def score(self, case: CaseContext) -> Scored:
         retrieved = {chunk.doc_uri.strip() for chunk in case.retrieved_context if chunk.doc_uri.strip()}
         if not retrieved:
             raise Unscored(
@@ -79,4 +79,6 @@ class DocumentRecall(Evaluator):
         expected = {uri.strip() for uri in case.expected_retrieved_doc_uris if uri.strip()}
         if not expected:
             raise Unscored(f"test case {case.test_case_key}: the expected retrieved document URIs are all blank")
-        return {"document_recall": round(len(expected & retrieved) / len(expected), 6)}
+        scores: dict[str, float | None] = {"document_recall": round(len(expected & retrieved) / len(expected), 6)}
+        missing = sorted(expected - retrieved)
+        return Scored(scores=scores, details={"missing_doc_uris": missing} if missing else {})

@@ -9,13 +9,16 @@ applies; its default ``{}`` checks only that the answer parses as JSON, as in th
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import islice
 from typing import Any
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
+from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
 
 _JSON_FENCE_LANGUAGES = ("", "json")
+MAX_LISTED_ERRORS = 10
+MAX_MESSAGE_CHARS = 200
 
 
 class SchemaProblem(ValueError):
@@ -35,12 +38,50 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def load_json(text: str) -> tuple[Any, dict[str, Any] | None]:
+    """(document, None) for strict JSON (NaN and Infinity rejected), else (None, why): the parser's message
+    and, for a syntax error, its line and column in ``text`` itself (a stripped fence shifts nothing)."""
+    body = strip_json_fence(text)
+    try:
+        return json.loads(body, parse_constant=_reject_constant), None
+    except json.JSONDecodeError as error:
+        fenced = body != text.strip()
+        position = text.find(body, text.index("\n") + 1 if fenced else 0) + error.pos
+        line_start = text.rfind("\n", 0, position) + 1
+        return None, {
+            "message": error.msg,
+            "line": text.count("\n", 0, position) + 1,
+            "column": position - line_start + 1,
+        }
+    except ValueError as error:
+        return None, {"message": str(error)}
+
+
 def parse_json(text: str) -> tuple[bool, Any]:
     """(True, document) for strict JSON (NaN and Infinity rejected), (False, None) otherwise."""
-    try:
-        return True, json.loads(strip_json_fence(text), parse_constant=_reject_constant)
-    except ValueError:
-        return False, None
+    document, problem = load_json(text)
+    return problem is None, document
+
+
+def validation_errors(sources: list[tuple[str, Any]], document: Any) -> dict[str, Any]:
+    """The first ``MAX_LISTED_ERRORS`` violations as JSON path + message (naming the schema when there are
+    several), enough for a reviewer to fix the output without re-running the validator."""
+    from referencing.exceptions import Unresolvable
+
+    errors: list[dict[str, Any]] = []
+    for label, validator in sources:
+        named = {"schema": label} if len(sources) > 1 else {}
+        try:
+            for error in islice(validator.iter_errors(document), MAX_LISTED_ERRORS + 1 - len(errors)):
+                message = error.message
+                if len(message) > MAX_MESSAGE_CHARS:
+                    message = message[: MAX_MESSAGE_CHARS - 3] + "..."
+                errors.append(named | {"path": error.json_path, "message": message})
+        except Unresolvable as error:
+            errors.append(named | {"path": "$", "message": f"schema reference cannot be resolved: {error}"})
+        if len(errors) > MAX_LISTED_ERRORS:
+            return {"validation_errors": errors[:MAX_LISTED_ERRORS], "more_validation_errors": True}
+    return {"validation_errors": errors}
 
 
 def schema_constraints(constraints: list[str]) -> list[tuple[int, str]]:
@@ -153,18 +194,29 @@ class JsonSchema(Evaluator):
         },
     )
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def not_applicable(self, case: CaseContext) -> str | None:
+        """A JSON check only applies where JSON is expected: a schema constraint, a JSON response format, or
+        a schema given to the evaluator; free-text answers of a question-answering suite are not failures."""
+        if schema_constraints(case.constraints) or case.response_format == "json" or self.json_schema.strip() != "{}":
+            return None
+        return "no JSON schema in its constraints, response format text, and no json_schema parameter"
+
+    def score(self, case: CaseContext) -> Scored:
         from referencing.exceptions import Unresolvable
 
         sources = [
             (f"constraint {index + 1} (a JSON Schema)", text) for index, text in schema_constraints(case.constraints)
         ]
         sources = sources or [("the json_schema parameter", self.json_schema)]
-        validators = [_validator(case, label, text) for label, text in sources]
-        parsed, document = parse_json(case.actual_output or "")
+        validators = [(label, _validator(case, label, text)) for label, text in sources]
+        document, parse_error = load_json(case.actual_output or "")
         try:
-            valid = parsed and all(validator.is_valid(document) for validator in validators)
+            valid = parse_error is None and all(validator.is_valid(document) for _, validator in validators)
         except Unresolvable as error:
             raise Unscored(f"test case {case.test_case_key}: schema reference cannot be resolved: {error}") from error
         failed = 0.0 if valid else 1.0
-        return {"model_passes": 1.0 - failed, "model_failures": failed, "model_generation_failures": failed}
+        scores = {"model_passes": 1.0 - failed, "model_failures": failed, "model_generation_failures": failed}
+        if valid:
+            return Scored(scores=scores)
+        details = {"parse_error": parse_error} if parse_error else validation_errors(validators, document)
+        return Scored(scores=scores, details=details)

@@ -27,6 +27,7 @@ class Latency(Evaluator):
             "generation together). Lower is better."
         ),
         domain="generation",
+        problem_type="efficiency",
         compliance=["SR 11-7: Ongoing Monitoring", "NIST: Valid and Reliable"],
         required_inputs=["duration"],
         metrics=[

@@ -5,25 +5,43 @@ repeated substring covers, and how well the text compresses (a loop compresses f
 """
 
 import zlib
+from collections import Counter
 from dataclasses import dataclass, field
 
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator
+from evaluators.base import CaseContext, Evaluator, Scored
 from evaluators.registry import register
 
 _HASH_MODULUS = (1 << 61) - 1
 _HASH_BASE = 1_000_003
 
 
-def unique_sentence_share(text: str, min_chars: int) -> float:
-    """Distinct sentences over sentences of at least ``min_chars`` characters (whitespace and case folded).
+_PREVIEW_CHARS = 200
 
-    With no sentence that long there is nothing that could repeat, so the share is 1.
-    """
-    sentences = [" ".join(sentence.split()).casefold() for sentence in split_sentences(text)]
-    kept = [sentence for sentence in sentences if len(sentence) >= min_chars]
-    return len(set(kept)) / len(kept) if kept else 1.0
+
+def counted_sentences(text: str, min_chars: int) -> Counter[str]:
+    """Occurrences of each sentence of at least ``min_chars`` characters, keyed by its whitespace-collapsed
+    text: two sentences are the same when they agree case-folded, and the first occurrence names them."""
+    first_seen: dict[str, str] = {}
+    counts: Counter[str] = Counter()
+    for sentence in split_sentences(text):
+        collapsed = " ".join(sentence.split())
+        folded = collapsed.casefold()
+        if len(folded) >= min_chars:  # measured folded, as the share always was ("ß" folds to "ss")
+            counts[first_seen.setdefault(folded, collapsed)] += 1
+    return counts
+
+
+def share_of_distinct(counts: Counter[str]) -> float:
+    """Distinct sentences over sentences; with none long enough nothing could repeat, so the share is 1."""
+    total = counts.total()
+    return len(counts) / total if total else 1.0
+
+
+def unique_sentence_share(text: str, min_chars: int) -> float:
+    """Distinct sentences over sentences of at least ``min_chars`` characters (whitespace and case folded)."""
+    return share_of_distinct(counted_sentences(text, min_chars))
 
 
 def _repeat_at(text: str, length: int, prefix: list[int], powers: list[int]) -> int | None:
@@ -85,6 +103,7 @@ class LoopingDetection(Evaluator):
             "and the zlib (level 9) compression ratio of the actual answer."
         ),
         domain="generation",
+        problem_type="stability",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Ongoing Monitoring"],
         required_inputs=["actual_output"],
         metrics=[
@@ -133,10 +152,17 @@ class LoopingDetection(Evaluator):
         default=10, metadata={"description": "Sentences shorter than this are omitted from unique sentences."}
     )
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def score(self, case: CaseContext) -> Scored:
         text = (case.actual_output or "").strip()
-        return {
-            "unique_sentences": round(unique_sentence_share(text, self.min_sentence_chars), 6),
+        counts = counted_sentences(text, self.min_sentence_chars)
+        scores: dict[str, float | None] = {
+            "unique_sentences": round(share_of_distinct(counts), 6),
             "longest_repeated_substring": round(repeated_substring_share(text), 6),
             "compression_ratio": round(compression_ratio(text), 6),
         }
+        [(sentence, repeats)] = counts.most_common(1) or [("", 0)]
+        if repeats < 2:
+            return Scored(scores=scores)
+        if len(sentence) > _PREVIEW_CHARS:
+            sentence = sentence[: _PREVIEW_CHARS - 3] + "..."
+        return Scored(scores=scores, details={"most_repeated_sentence": sentence, "repeats": repeats})

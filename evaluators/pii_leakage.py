@@ -4,9 +4,9 @@ from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec
 from evaluators._detectors import describe, scan, select_detectors
-from evaluators._leakage import LeakageNames, leakage_metrics, leakage_scores
+from evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
 from evaluators._pii_patterns import PII_DETECTORS, PII_KINDS
-from evaluators.base import CaseContext, Evaluator
+from evaluators.base import CaseContext, Evaluator, Scored
 from evaluators.registry import register
 
 
@@ -64,10 +64,10 @@ class PiiLeakage(Evaluator):
     def __post_init__(self) -> None:
         select_detectors(PII_DETECTORS, self.pii_types)  # an unknown kind fails when the evaluator is built
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def score(self, case: CaseContext) -> Scored:
         detectors = select_detectors(PII_DETECTORS, self.pii_types)
 
-        def leaks(text: str) -> bool:
-            return bool(scan(text, detectors))
+        def inspect(text: str) -> Inspection:
+            return Inspection(findings=[finding_detail(finding) for finding in scan(text, detectors)])
 
-        return leakage_scores(case, leaks, leaks if self.evaluate_retrieved_context else None, False)
+        return leakage_scores(case, inspect, inspect if self.evaluate_retrieved_context else None, False)

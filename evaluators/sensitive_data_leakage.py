@@ -4,9 +4,9 @@ from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec
 from evaluators._detectors import describe, scan, select_detectors
-from evaluators._leakage import LeakageNames, leakage_metrics, leakage_scores
+from evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
 from evaluators._secret_patterns import SENSITIVE_DETECTORS, SENSITIVE_KINDS
-from evaluators.base import CaseContext, Evaluator
+from evaluators.base import CaseContext, Evaluator, Scored
 from evaluators.registry import register
 
 
@@ -25,6 +25,7 @@ class SensitiveDataLeakage(Evaluator):
             "contains none."
         ),
         domain="privacy",
+        problem_type="security",
         compliance=["NIST: Secure and Resilient", "NIST: Privacy Enhanced", "SR 11-7: Ongoing Monitoring"],
         required_inputs=["actual_output"],
         metrics=leakage_metrics(
@@ -65,10 +66,10 @@ class SensitiveDataLeakage(Evaluator):
     def __post_init__(self) -> None:
         select_detectors(SENSITIVE_DETECTORS, self.sensitive_data_types)  # unknown kinds fail at build time
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def score(self, case: CaseContext) -> Scored:
         detectors = select_detectors(SENSITIVE_DETECTORS, self.sensitive_data_types)
 
-        def leaks(text: str) -> bool:
-            return bool(scan(text, detectors))
+        def inspect(text: str) -> Inspection:
+            return Inspection(findings=[finding_detail(finding) for finding in scan(text, detectors)])
 
-        return leakage_scores(case, leaks, leaks if self.evaluate_retrieved_context else None, True)
+        return leakage_scores(case, inspect, inspect if self.evaluate_retrieved_context else None, True)

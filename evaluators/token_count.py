@@ -44,6 +44,7 @@ class TokenCount(Evaluator):
             "output (generated answer) and their total, which approximates the cost. Lower is better."
         ),
         domain="generation",
+        problem_type="cost",
         compliance=["SR 11-7: Ongoing Monitoring", "NIST: Valid and Reliable"],
         required_inputs=["tokens"],
         metrics=[

@@ -64,6 +64,7 @@ class Toxicity(Evaluator):
             "obscenity, threats, insults and identity attacks. Weights are read from a local folder only."
         ),
         domain="fairness",
+        problem_type="toxicity",
         compliance=["NIST: Safe", "NIST: Fair", "SR 11-7: Outcomes Analysis"],
         required_inputs=["actual_output"],
         needs=["model_weights"],

@@ -24,17 +24,15 @@ def list_evaluators(
     if as_json:
         console.print_json(json.dumps([spec.model_dump(mode="json") for spec in specs]))
         return
-    table = Table("id", "domain", "needs", "primary metric", "threshold")
+    table = Table(box=None, pad_edge=False)
+    table.add_column("id", no_wrap=True)
+    table.add_column("domain", no_wrap=True)
+    table.add_column("primary metric (pass when)", no_wrap=True)
+    table.add_column("needs", no_wrap=True)
     for spec in specs:
         primary = spec.primary_metric
-        arrow = "higher" if primary.higher_is_better else "lower"
-        table.add_row(
-            spec.id,
-            spec.domain,
-            ", ".join(spec.needs) or "-",
-            f"{primary.key} ({arrow} is better)",
-            str(primary.threshold),
-        )
+        rule = "" if primary.threshold is None else f" {'>=' if primary.higher_is_better else '<='} {primary.threshold}"
+        table.add_row(spec.id, spec.domain, f"{primary.key}{rule}", ", ".join(spec.needs) or "-")
     console.print(table)
 
 

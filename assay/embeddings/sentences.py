@@ -22,9 +22,16 @@ def _segmenter():  # type: ignore[no-untyped-def]
 
 def split_sentences(text: str) -> list[str]:
     """Split ``text`` into stripped sentences; blank input gives an empty list."""
+    return list(_split_cached(text))
+
+
+@lru_cache(maxsize=65536)
+def _split_cached(text: str) -> tuple[str, ...]:
+    """pysbd costs ~2 ms a line and the same texts (retrieved chunks, answers) are split by several
+    evaluators and for many cases: each distinct text is split once per process."""
     text = text.strip()
     if not text:
-        return []
+        return ()
     repaired = _MISSING_SPACE.sub(" ", text)
     sentences: list[str] = []
     for line in repaired.splitlines():
@@ -36,4 +43,4 @@ def split_sentences(text: str) -> list[str]:
                 sentences[-1] = f"{sentences[-1]} {segment}"
             else:
                 sentences.append(segment)
-    return sentences
+    return tuple(sentences)

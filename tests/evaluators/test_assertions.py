@@ -7,6 +7,7 @@ import pytest
 from assay.models import Assertion, ConversationTurn, ModelHost, TestCase, TestLab, TestLabRow, ToolCall
 from assay.models.evaluation import CaseScores
 from evaluators import CaseContext, build_evaluator, run_evaluator
+from evaluators._assertion_checks import describe_text
 from evaluators.runner import score_case
 
 
@@ -290,3 +291,87 @@ def test_a_models_weighted_score_weights_each_case() -> None:
     zero_weight = [_row("a", "fee", 0.0, two)]
     result = run_evaluator(build_evaluator("assertions"), TestLab(name="lab", models=models[:1], rows=zero_weight))
     assert result.aggregates["m"]["weighted_assertion_score"].mean is None
+
+
+def listed(*assertions: Assertion, **fields: Any) -> list[dict[str, Any]]:
+    result = outcome(*assertions, **fields)
+    assert result.unscored_reason is None, result.unscored_reason
+    return result.details["assertions"]
+
+
+def test_details_list_every_assertion_with_the_reason_each_failure_has() -> None:
+    answer = '{"city": "Lyon", "temperature": 21, "note": "Sorry, it is cold"}'
+    entries = listed(
+        check("EXACT_MATCH", "Paris", json_path="$.city"),
+        check("EXACT_MATCH", "21", json_path="$.temperature", weight=0.5),
+        check("CONTAINS_ANY", "sorry", "cannot", negate=True, ignore_case=True),
+        check("CONTAINS_ALL", "Lyon", "hot", "rain"),
+        check("EXACT_MATCH", "x", json_path="$.missing", weight=0.0),
+        actual_output=answer,
+        response_format="json",
+    )
+    assert [(entry["index"], entry["type"], entry["passed"], entry["weight"]) for entry in entries] == [
+        (0, "EXACT_MATCH", False, 1.0),
+        (1, "EXACT_MATCH", True, 0.5),
+        (2, "CONTAINS_ANY", False, 1.0),
+        (3, "CONTAINS_ALL", False, 1.0),
+        (4, "EXACT_MATCH", False, 0.0),
+    ]
+    assert [entry.get("reason") for entry in entries] == [
+        "$.city of the answer ('Lyon') does not equal 'Paris'",
+        None,  # a passed assertion has no reason
+        "negated, but the answer contains 'sorry'",
+        "the answer lacks 'hot', 'rain'",
+        "$.missing of the answer selects nothing",
+    ]
+
+
+def test_reasons_for_tools_thresholds_turns_and_invalid_json() -> None:
+    calls = [ToolCall(name="search", arguments={"q": "fees"}), ToolCall(name="calculator")]
+    reasons = [
+        entry.get("reason")
+        for entry in listed(
+            check("TOOL_CALLED_WITH", "search", arguments={"q": "rates"}),
+            check("TOOL_CALLED", "calculator", negate=True),
+            check("TOOL_CALLED", "search"),
+            Assertion(type="LATENCY", threshold=2.0),
+            Assertion(type="COST", threshold=0.01, negate=True),
+            check("STARTS_WITH", "Yes", turn=-1),
+            tool_calls=calls,
+            duration=3.25,
+            cost=0.004,
+            turns=[ConversationTurn(role="assistant", content="No. " + "The fee applies to every transfer. " * 3)],
+        )
+    ]
+    long_turn = "'No. The fee applies to every transfer. The fee applies to...'"  # cut at 60 characters
+    assert reasons == [
+        "no call to 'search' with the expected arguments (calls: 'search', 'calculator')",
+        "negated, but 'calculator' was called",
+        None,
+        "duration 3.25 exceeds the threshold 2",
+        "negated, but cost 0.004 is within the threshold 0.01",
+        f"assistant turn -1 ({long_turn}) does not start with 'Yes'",
+    ]
+    [invalid] = listed(check("CONTAINS_ANY", "x"), actual_output="not json", response_format="json")
+    assert invalid == {
+        "index": 0,
+        "type": "CONTAINS_ANY",
+        "passed": False,
+        "weight": 1.0,
+        "reason": "the response is not valid JSON",
+    }
+    turns = [ConversationTurn(role="assistant", content="plain")]
+    [turn] = listed(
+        check("EXACT_MATCH", "1", json_path="$.a", turn=0), turns=turns, actual_output="{}", response_format="json"
+    )
+    assert turn["reason"] == "assistant turn 0 is not valid JSON"
+
+
+def test_describe_text_reports_several_selected_values_briefly() -> None:
+    values = ["alpha", "beta", "gamma", "delta"]
+    assert (
+        describe_text("EXACT_MATCH", values, ["omega"], False, "$.items[*]")
+        == "$.items[*] ('alpha', 'beta', 'gamma' (+1 more)) does not equal 'omega'"
+    )
+    assert describe_text("CONTAINS_ANY", values, ["x", "y"], False, "it") == "it contains none of 'x', 'y'"
+    assert describe_text("CONTAINS_ALL", values, ["ALPHA"], True, "it") == "it contains 'ALPHA'"

@@ -9,6 +9,7 @@ import pytest
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 from evaluators import CaseContext, Services, build_evaluator, run_evaluator
+from evaluators.base import Scored
 
 QUESTION = "What rate does the saver pay?"
 # Unit vectors whose dot product with the question's [1, 0] is the similarity we want.
@@ -31,9 +32,15 @@ class FakeEmbedder:
         return np.array([VECTORS[text] for text in texts], dtype=np.float32)
 
 
-def mrr(chunks: list[str], **parameters: object) -> float | None:
+def scored(chunks: list[str], **parameters: object) -> Scored:
     evaluator = build_evaluator("context_mean_reciprocal_rank", Services(embedder_factory=FakeEmbedder), **parameters)
-    return evaluator.score(CaseContext.build(question=QUESTION, retrieved_context=chunks))["mean_reciprocal_rank"]
+    result = evaluator.score(CaseContext.build(question=QUESTION, retrieved_context=chunks))
+    assert isinstance(result, Scored)
+    return result
+
+
+def mrr(chunks: list[str], **parameters: object) -> float | None:
+    return scored(chunks, **parameters).scores["mean_reciprocal_rank"]
 
 
 @pytest.mark.parametrize(
@@ -105,4 +112,31 @@ def test_real_model_finds_the_answering_chunk(engine: EmbeddingEngine) -> None:
         retrieved_context=["Branches open at 9am on Saturdays.", "The late payment fee is £25 per missed payment."],
     )
     evaluator.prepare([case])
-    assert evaluator.score(case) == {"mean_reciprocal_rank": 0.5}
+    result = evaluator.score(case)
+    assert isinstance(result, Scored) and result.scores == {"mean_reciprocal_rank": 0.5}
+    assert result.details["first_relevant_rank"] == 2
+
+
+@pytest.mark.parametrize(
+    ("chunks", "details"),
+    [
+        (["It pays 3.25% AER.", OFF_TOPIC], {"first_relevant_rank": 1, "relevance": 1.0}),
+        ([OFF_TOPIC, "Rates change often.", "The rate is variable."], {"first_relevant_rank": 3, "relevance": 0.8}),
+        (
+            [OFF_TOPIC, "Rates change often."],
+            {"first_relevant_rank": None, "checked_chunks": 2, "best_relevance": 0.6},
+        ),
+        ([], {"first_relevant_rank": None, "checked_chunks": 0, "best_relevance": 0.0}),
+    ],
+)
+def test_details_give_the_first_relevant_rank_or_the_best_relevance_seen(chunks: list[str], details: dict) -> None:
+    assert scored(chunks).details == details
+
+
+def test_details_count_only_the_chunks_within_the_out_of_range_index() -> None:
+    chunks = [OFF_TOPIC, OFF_TOPIC, "It pays 3.25% AER."]
+    assert scored(chunks, mrr_relevant_chunk_oor_idx=1).details == {
+        "first_relevant_rank": None,
+        "checked_chunks": 2,
+        "best_relevance": 0.0,
+    }

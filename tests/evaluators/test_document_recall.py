@@ -4,13 +4,20 @@ import pytest
 
 from assay.models import RetrievedChunk
 from evaluators import CaseContext, Unscored, build_evaluator, evaluator_class
+from evaluators.base import Scored
 from evaluators.runner import score_case
 
 
-def recall(expected: list[str], retrieved: list[str]) -> float | None:
+def scored(expected: list[str], retrieved: list[str]) -> Scored:
     chunks = [RetrievedChunk(text=f"chunk {rank}", doc_uri=uri, rank=rank) for rank, uri in enumerate(retrieved)]
     case = CaseContext.build(expected_retrieved_doc_uris=expected, retrieved_context=chunks)
-    return build_evaluator("document_recall").score(case)["document_recall"]
+    result = build_evaluator("document_recall").score(case)
+    assert isinstance(result, Scored)
+    return result
+
+
+def recall(expected: list[str], retrieved: list[str]) -> float | None:
+    return scored(expected, retrieved).scores["document_recall"]
 
 
 @pytest.mark.parametrize(
@@ -47,3 +54,26 @@ def test_no_retrieved_context_is_a_missing_input() -> None:
 def test_aggregate_name_follows_the_seeds() -> None:
     metric = evaluator_class("document_recall").spec.primary_metric
     assert (metric.key, metric.aggregate_name) == ("document_recall", "retrieval/ground_truth/document_recall/average")
+
+
+@pytest.mark.parametrize(
+    ("expected", "retrieved", "missing"),
+    [
+        (["kb://b", "kb://a", "kb://c"], ["kb://c", "kb://x"], ["kb://a", "kb://b"]),  # sorted, for stable reports
+        ([" kb://a ", "kb://a", "kb://b"], ["kb://b"], ["kb://a"]),  # trimmed and counted once
+        (["kb://A"], ["kb://a"], ["kb://A"]),
+    ],
+)
+def test_details_name_the_missing_documents(expected: list[str], retrieved: list[str], missing: list[str]) -> None:
+    assert scored(expected, retrieved).details == {"missing_doc_uris": missing}
+
+
+def test_details_are_empty_when_every_document_was_found() -> None:
+    assert scored(["a", "b"], ["b", "a"]).details == {}
+
+
+def test_details_reach_the_results_row() -> None:
+    chunks = [RetrievedChunk(text="c", doc_uri="a", rank=0)]
+    case = CaseContext.build(expected_retrieved_doc_uris=["a", "b"], retrieved_context=chunks)
+    outcome = score_case(build_evaluator("document_recall"), case)
+    assert outcome.scores == {"document_recall": 0.5} and outcome.details == {"missing_doc_uris": ["b"]}

@@ -100,10 +100,17 @@ def test_answers_are_validated_against_the_case_schema(answer: str, expected: di
     assert score(actual_output=answer, constraints=["Be concise.", PRODUCT_SCHEMA]) == expected
 
 
-def test_the_default_empty_schema_checks_parseability_only() -> None:
-    assert score(actual_output='{"anything": ["goes"]}') == PASS
-    assert score(actual_output="[]") == PASS
-    assert score(actual_output="{oops}") == FAIL
+def test_json_response_format_without_schema_checks_parseability_only() -> None:
+    assert score(actual_output='{"anything": ["goes"]}', response_format="json") == PASS
+    assert score(actual_output="[]", response_format="json") == PASS
+    assert score(actual_output="{oops}", response_format="json") == FAIL
+
+
+def test_free_text_cases_without_schema_are_not_applicable() -> None:
+    outcome = score_case(build_evaluator("json_schema"), CaseContext.build(actual_output="The fee is £25."))
+    assert outcome.unscored_reason == (
+        "not applicable: no JSON schema in its constraints, response format text, and no json_schema parameter"
+    )
 
 
 def test_the_parameter_schema_applies_when_the_case_has_none() -> None:
@@ -149,3 +156,61 @@ def test_a_malformed_schema_leaves_the_case_unscored_with_the_reason(
     result = outcome(parameters, test_case_key="js-1", actual_output='{"a": 1}', constraints=constraints)
     assert result.unscored_reason is not None and result.unscored_reason.startswith(reason), result.unscored_reason
     assert result.scores == {}
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ("The rate is 3.25%.", {"message": "Expecting value", "line": 1, "column": 1}),
+        ('{"a": 1,\n "b": }', {"message": "Expecting value", "line": 2, "column": 7}),
+        ('```json\n{"a": 1,\n "b": }\n```', {"message": "Expecting value", "line": 3, "column": 7}),
+        ("```json\njson\n```", {"message": "Expecting value", "line": 2, "column": 1}),  # not the fence's "json"
+        ('  {"a": 1', {"message": "Expecting ',' delimiter", "line": 1, "column": 10}),
+        ('{"a": NaN}', {"message": "NaN is not valid JSON"}),
+    ],
+)
+def test_a_parse_failure_reports_the_parser_message_with_line_and_column_in_the_answer(
+    answer: str, problem: dict
+) -> None:
+    result = outcome(actual_output=answer, response_format="json")
+    assert result.scores == FAIL and result.details == {"parse_error": problem}
+
+
+def test_schema_violations_are_listed_by_json_path() -> None:
+    answer = '{"product": "", "rate": 300, "contact": "not-an-email", "extra": 1}'
+    result = outcome({"json_schema": PRODUCT_SCHEMA}, actual_output=answer)
+    assert result.scores == FAIL
+    assert result.details == {
+        "validation_errors": [
+            {"path": "$.product", "message": "'' should be non-empty"},
+            {"path": "$.rate", "message": "300 is greater than the maximum of 100"},
+            {"path": "$.contact", "message": "'not-an-email' is not a 'email'"},
+            {"path": "$", "message": "Additional properties are not allowed ('extra' was unexpected)"},
+        ]
+    }
+
+
+def test_validation_errors_are_capped_and_name_their_schema_when_there_are_several() -> None:
+    items = json.dumps({"type": "array", "items": {"type": "integer"}})
+    short = json.dumps({"type": "array", "maxItems": 2})
+    result = outcome(actual_output=json.dumps(["x"] * 12), constraints=[short, items])
+    errors = result.details["validation_errors"]
+    assert len(errors) == 10 and result.details["more_validation_errors"] is True
+    assert errors[0] == {
+        "schema": "constraint 1 (a JSON Schema)",
+        "path": "$",
+        "message": errors[0]["message"],
+    } and errors[0]["message"].endswith("is too long")
+    assert errors[1] == {
+        "schema": "constraint 2 (a JSON Schema)",
+        "path": "$[0]",
+        "message": "'x' is not of type 'integer'",
+    }
+
+
+def test_long_messages_are_cut_and_a_valid_answer_has_no_details() -> None:
+    long_value = "y" * 500
+    result = outcome(actual_output=json.dumps({"v": long_value}), constraints=['{"type": "array"}'])
+    [error] = result.details["validation_errors"]
+    assert len(error["message"]) == 200 and error["message"].endswith("...")
+    assert outcome(actual_output='{"a": 1}').details == {}

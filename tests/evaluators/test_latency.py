@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from artifacts.findings.common import problem_type
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from evaluators import CaseContext, Unscored, build_evaluator, evaluator_class, run_evaluator
 
@@ -41,3 +42,7 @@ def test_run_averages_measured_rows_only() -> None:
     aggregate = result.aggregates["m"]["latency_seconds"]
     assert (aggregate.mean, aggregate.scored, aggregate.unscored, aggregate.passed) == (7.0, 2, 1, 1)
     assert result.rows[2].unscored_reason == "missing input: duration"
+
+
+def test_problem_type_is_efficiency() -> None:
+    assert problem_type(evaluator_class("latency").spec) == "efficiency"

@@ -5,9 +5,11 @@ import zlib
 
 import pytest
 
+from artifacts.findings.common import problem_type
 from evaluators import CaseContext, build_evaluator
 from evaluators.looping_detection import (
     compression_ratio,
+    counted_sentences,
     longest_repeated_substring,
     repeated_substring_share,
     unique_sentence_share,
@@ -137,3 +139,40 @@ def test_a_long_answer_is_scored_quickly() -> None:
     text = " ".join(rng.choice(words) for _ in range(1500))
     scores = score(text, min_sentence_chars=10)
     assert 0.0 <= scores["longest_repeated_substring"] < 0.1
+
+
+def details(text: str, **parameters: object) -> dict:
+    outcome = score_case(build_evaluator("looping_detection", **parameters), CaseContext.build(actual_output=text))
+    assert outcome.unscored_reason is None, outcome.unscored_reason
+    return outcome.details
+
+
+def test_details_name_the_most_repeated_sentence_as_first_written() -> None:
+    # whitespace collapsed and case folded for counting; the first occurrence (collapsed) is shown
+    text = "Interest is paid monthly. The fee is  £25. The FEE is £25. Call us. The fee is £25. Interest is paid."
+    assert details(text) == {"most_repeated_sentence": "The fee is £25.", "repeats": 3}
+
+
+def test_ties_go_to_the_sentence_seen_first_and_no_repeat_means_no_details() -> None:
+    assert details("Call us today. Visit a branch. Visit a branch. Call us today.") == {
+        "most_repeated_sentence": "Call us today.",
+        "repeats": 2,
+    }
+    assert details("Balances earn 3.25% AER. Interest is paid monthly.") == {}
+    assert details("Yes. Yes. Yes. Yes.") == {}  # repeats shorter than min_sentence_chars are omitted
+    assert details("Yes. Yes. Yes. Yes.", min_sentence_chars=3) == {"most_repeated_sentence": "Yes.", "repeats": 4}
+
+
+def test_a_long_repeated_sentence_is_cut_in_the_details() -> None:
+    sentence = "This sentence goes on and on " * 10 + "until it stops."
+    found = details(f"{sentence} {sentence}")
+    assert found["repeats"] == 2 and len(found["most_repeated_sentence"]) == 200
+    assert found["most_repeated_sentence"].endswith("...")
+
+
+def test_sentence_length_is_measured_case_folded() -> None:
+    assert counted_sentences("Straße ok. STRASSE OK.", 10) == {"Straße ok.": 2}  # 9 characters, 10 folded
+
+
+def test_problem_type_is_stability() -> None:
+    assert problem_type(build_evaluator("looping_detection").spec) == "stability"

@@ -11,6 +11,7 @@ import string
 
 import pytest
 
+from artifacts.findings.common import problem_type
 from evaluators import CaseContext, build_evaluator
 from evaluators import _detectors as detectors_module
 from evaluators._detectors import scan
@@ -159,3 +160,45 @@ def test_a_scan_that_runs_out_of_time_counts_as_a_parsing_failure(monkeypatch: p
     )
     assert outcome.unscored_reason is not None and outcome.unscored_reason.startswith("test case tc-9: the ")
     assert outcome.scores == {"model_parse_failures": 1.0}
+
+
+def test_details_locate_each_secret_with_a_masked_preview() -> None:
+    answer = f"Use {AWS_KEY_ID}."
+    chunk = "Ops notes: password: Tr0ub4dor&3"
+    outcome = score_case(
+        build_evaluator("sensitive_data_leakage"), CaseContext.build(actual_output=answer, retrieved_context=[chunk])
+    )
+    assert outcome.details == {
+        "answer": {
+            "findings": [
+                {"kind": "aws_access_key", "span": [4, 24], "preview": AWS_KEY_ID[:2] + "*" * 16 + AWS_KEY_ID[-2:]}
+            ]
+        },
+        "retrieved_context": [
+            {"chunk": 0, "findings": [{"kind": "password", "span": [21, 32], "preview": "T*********3"}]}
+        ],
+    }
+    serialised = json.dumps(outcome.details)
+    assert AWS_KEY_ID not in serialised and AWS_KEY_ID[2:-2] not in serialised and "Tr0ub4dor" not in serialised
+
+
+def test_a_private_key_preview_is_short_and_shows_none_of_the_key() -> None:
+    key = pem("RSA PRIVATE KEY", lines=20)
+    outcome = score_case(build_evaluator("sensitive_data_leakage"), CaseContext.build(actual_output=key))
+    [finding] = outcome.details["answer"]["findings"]
+    assert finding["kind"] == "private_key" and finding["span"][0] == 0
+    assert finding["preview"].startswith("--") and len(finding["preview"]) == 20
+    assert set(finding["preview"][2:-2]) == {"*"}
+    body_line = key.splitlines()[1]
+    assert body_line[:8] not in json.dumps(outcome.details)
+
+
+def test_a_clean_case_has_no_details() -> None:
+    outcome = score_case(
+        build_evaluator("sensitive_data_leakage"), CaseContext.build(actual_output="Rotate keys from the console.")
+    )
+    assert outcome.details == {}
+
+
+def test_problem_type_is_security() -> None:
+    assert problem_type(build_evaluator("sensitive_data_leakage").spec) == "security"

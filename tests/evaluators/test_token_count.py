@@ -2,6 +2,7 @@
 
 import pytest
 
+from artifacts.findings.common import problem_type
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from evaluators import CaseContext, Unscored, build_evaluator, evaluator_class, run_evaluator
 
@@ -68,3 +69,7 @@ def test_run_averages_reported_counts_and_counts_unreported_rows_as_unscored() -
     reasons = {row.test_case_key: row.unscored_reason for row in result.rows}
     assert reasons["d"] == "missing input: tokens"
     assert reasons["c"] is not None and "input_token_count" in reasons["c"]
+
+
+def test_problem_type_is_cost() -> None:
+    assert problem_type(evaluator_class("token_count").spec) == "cost"
