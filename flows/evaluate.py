@@ -4,6 +4,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import flow
+from prefect.utilities.annotations import quote
 
 from assay.formats import import_file
 from assay.hosts import default_host_config
@@ -41,9 +42,7 @@ def evaluate_flow(
         if not isinstance(test_suite, TestSuite):
             raise ValueError(f"{suite} holds a test lab; pass it as 'lab'")
         host_configs = [_host_config(host) for host in hosts or ["sample-rag"]]
-        inputs = fingerprint(
-            test_suite.model_dump(mode="json"), [h.model_dump(mode="json") for h in host_configs]
-        )
+        inputs = fingerprint(test_suite.model_dump(mode="json"), [h.model_dump(mode="json") for h in host_configs])
         evaluation_name = name or _slug(test_suite.name)
     else:
         test_lab = import_file(Path(lab), lab_format)
@@ -55,14 +54,16 @@ def evaluate_flow(
     record = start_run(out_dir, fingerprint(inputs, evaluator_ids, parameters), run_id)
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
     if suite is not None:
-        test_lab = build_lab(test_suite, host_configs, record.run_id)
-    selected, skipped = select(test_lab, evaluator_ids)
+        test_lab = build_lab(quote(test_suite), host_configs, record.run_id)
+    # quote(): Prefect would otherwise walk every row of a large lab looking for futures (~0.5 s a task).
+    selected, skipped = select(quote(test_lab), evaluator_ids)
     for evaluator_id, reason in skipped.items():
         print(f"skipped {evaluator_id}: {reason}")
     results = [
-        evaluate(test_lab, evaluator_id, parameters.get(evaluator_id, {}), record.run_id) for evaluator_id in selected
+        evaluate(quote(test_lab), evaluator_id, parameters.get(evaluator_id, {}), record.run_id)
+        for evaluator_id in selected
     ]
-    summary = publish(test_lab, results, str(out_dir), evaluation_name, record.run_id, skipped)
+    summary = publish(quote(test_lab), quote(results), str(out_dir), evaluation_name, record.run_id, skipped)
     finish_run(out_dir, record)
     return summary
 

@@ -201,3 +201,21 @@ def test_all_evaluators_run_or_say_why_not(small_suite: Path, tmp_path: Path) ->
     assert summary["problems"]["high"] + summary["problems"]["medium"] + summary["problems"]["low"] == len(
         problems["problems"]
     )
+
+
+def test_rerunning_a_run_serves_finished_steps_from_the_cache(small_suite: Path, tmp_path: Path) -> None:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    def task_states(flow_run_id) -> dict[str, str]:  # type: ignore[no-untyped-def]
+        with get_client(sync_client=True) as client:
+            runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
+        return {run.name.rsplit("-", 1)[0]: run.state.name for run in runs}
+
+    arguments = {"out": str(tmp_path), "suite": str(small_suite), "evaluators": ["text_matching"], "run_id": "fixed-run"}
+    first = evaluate_flow(**arguments, return_state=True)
+    second = evaluate_flow(**arguments, return_state=True)
+    assert first.result()["run_id"] == second.result()["run_id"] == "fixed-run"
+    assert task_states(first.state_details.flow_run_id)["run-evaluator"] == "Completed"
+    states = task_states(second.state_details.flow_run_id)
+    assert states["build-test-lab"] == "Cached" and states["run-evaluator"] == "Cached"
