@@ -22,9 +22,7 @@ def row(
     error: str | None = None,
 ) -> TestLabRow:
     return TestLabRow(
-        test_case=TestCase(
-            key=key, prompt=f"question {key}", expected_output=expected, output_condition=condition
-        ),
+        test_case=TestCase(key=key, prompt=f"question {key}", expected_output=expected, output_condition=condition),
         model_key=model,
         actual_output=answer,
         context=[RetrievedChunk(text=context, doc_uri="d.md")] if context is not None else [],
@@ -128,7 +126,11 @@ def test_scored_details_reach_the_row() -> None:
     @dataclass
     class Finder(Evaluator):
         spec = EvaluatorSpec(
-            id="finder_test", display_name="Finder", description="d", domain="privacy", compliance=["x"],
+            id="finder_test",
+            display_name="Finder",
+            description="d",
+            domain="privacy",
+            compliance=["x"],
             required_inputs=["actual_output"],
             metrics=[MetricMeta(key="found", display_name="Found", description="d", is_primary=True, threshold=0.5)],
         )
@@ -157,3 +159,21 @@ def test_a_failing_prepare_marks_cases_instead_of_aborting() -> None:
         build_evaluator("answer_semantic_similarity", Services(lambda: Broken())), lab_of(row("a", "x", expected="y"))
     )
     assert result.rows[0].unscored_reason == "evaluator error: RuntimeError: inference failed"
+
+
+def test_embedding_evaluators_of_one_run_share_each_distinct_text() -> None:
+    from assay.embeddings import EmbeddingEngine
+
+    encoded: list[str] = []
+
+    class Recording:
+        def encode(self, sentences, **kwargs):  # type: ignore[no-untyped-def]
+            encoded.extend(sentences)
+            return np.ones((len(sentences), 4), dtype=np.float32) / 2
+
+    engine = EmbeddingEngine(loader=lambda _: Recording())
+    services = Services(lambda: engine)
+    lab = lab_of(*(row(str(i), f"Answer {i % 3}.", expected=f"Truth {i % 2}.") for i in range(6)))
+    for evaluator_id in ("answer_semantic_similarity", "answer_semantic_sentence_similarity"):
+        run_evaluator(build_evaluator(evaluator_id, services), lab)
+    assert sorted(encoded) == sorted({*encoded}) == ["Answer 0.", "Answer 1.", "Answer 2.", "Truth 0.", "Truth 1."]

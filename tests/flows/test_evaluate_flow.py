@@ -66,8 +66,7 @@ def test_suite_against_two_hosts(small_suite: Path, tmp_path: Path) -> None:
         assert {model["key"] for model in document["models"]} == {"sample-rag", "sample-rag-keyword"}
         meta = document["evaluator"]["metrics_meta"]
         assert all(
-            {"key", "display_name", "description", "higher_is_better", "threshold", "range", "is_primary"}
-            <= set(m)
+            {"key", "display_name", "description", "higher_is_better", "threshold", "range", "is_primary"} <= set(m)
             for m in meta
         )
         assert document["evaluator"]["id"] == evaluator_id
@@ -85,13 +84,9 @@ def test_suite_against_two_hosts(small_suite: Path, tmp_path: Path) -> None:
 def test_each_run_adds_an_artifact_version(small_suite: Path, tmp_path: Path) -> None:
     store = ArtifactStore(open_object_store(load_settings()))
     name = "evaluations/versioned/summary.json"
-    evaluate_flow(
-        out=str(tmp_path / "a"), suite=str(small_suite), evaluators=["text_matching"], name="versioned"
-    )
+    evaluate_flow(out=str(tmp_path / "a"), suite=str(small_suite), evaluators=["text_matching"], name="versioned")
     first_manifest, first = store.get(name)
-    evaluate_flow(
-        out=str(tmp_path / "b"), suite=str(small_suite), evaluators=["text_matching"], name="versioned"
-    )
+    evaluate_flow(out=str(tmp_path / "b"), suite=str(small_suite), evaluators=["text_matching"], name="versioned")
     latest = store.latest(name)
     assert latest.version == first_manifest.version + 1
     assert store.get(name, first_manifest.version) == (first_manifest, first)
@@ -130,9 +125,7 @@ def test_rerun_after_crash_resumes_without_asking_again(tmp_path: Path) -> None:
 
     FlakyProcessHost.calls, FlakyProcessHost.crash_at = [], 35
     with pytest.raises(BaseException):  # noqa: B017 - the flow re-raises the simulated crash as it is
-        evaluate_flow(
-            out=str(out), suite=str(suite_path), hosts=[host], evaluators=["answer_semantic_similarity"]
-        )
+        evaluate_flow(out=str(out), suite=str(suite_path), hosts=[host], evaluators=["answer_semantic_similarity"])
     assert read(out / "run.json")["status"] == "running"
     run_id = read(out / "run.json")["run_id"]
 
@@ -161,7 +154,10 @@ def test_precomputed_lab_is_evaluated_without_hosts(tmp_path: Path) -> None:
 
 
 def test_flow_keeps_checkpoints_and_artifacts_in_s3(
-    small_suite: Path, tmp_path: Path, seaweed, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+    small_suite: Path,
+    tmp_path: Path,
+    seaweed,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
 ) -> None:
     bucket = "flow-s3-test"
     monkeypatch.setenv("ASSAY_STORE__BACKEND", "s3")
@@ -212,7 +208,12 @@ def test_rerunning_a_run_serves_finished_steps_from_the_cache(small_suite: Path,
             runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
         return {run.name.rsplit("-", 1)[0]: run.state.name for run in runs}
 
-    arguments = {"out": str(tmp_path), "suite": str(small_suite), "evaluators": ["text_matching"], "run_id": "fixed-run"}
+    arguments = {
+        "out": str(tmp_path),
+        "suite": str(small_suite),
+        "evaluators": ["text_matching"],
+        "run_id": "fixed-run",
+    }
     first = evaluate_flow(**arguments, return_state=True)
     second = evaluate_flow(**arguments, return_state=True)
     assert first.result()["run_id"] == second.result()["run_id"] == "fixed-run"
