@@ -23,6 +23,39 @@ def _write_json(path: Path, document: Any) -> Path:
     return path
 
 
+def publish_documents(
+    documents: dict[str, Any],
+    *,
+    out_dir: Path,
+    artifact_store: ArtifactStore | None,
+    prefix: str,
+    producer: Producer,
+) -> list[str]:
+    """Write each document (JSON-ready data, or text for .md/.txt names) under ``out_dir`` and as a new
+    version of ``<prefix>/<relative name>`` in the artifact store; returns the artifact names."""
+    names = []
+    for relative, document in documents.items():
+        path = out_dir / relative
+        is_text = isinstance(document, str)
+        if is_text:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(document, encoding="utf-8")
+        else:
+            _write_json(path, document)
+        name = f"{prefix}/{relative}"
+        names.append(name)
+        if artifact_store is None:
+            continue
+        if is_text:
+            content_type = "text/markdown" if relative.endswith(".md") else "text/plain"
+            artifact_store.put(
+                name, document.encode(), filename=path.name, content_type=content_type, producer=producer
+            )
+        else:
+            artifact_store.put_json(name, document, filename=path.name, producer=producer)
+    return names
+
+
 def publish_evaluation(
     lab: TestLab,
     results: Sequence[EvaluationResult],
@@ -37,12 +70,11 @@ def publish_evaluation(
     """Write the test lab, per-evaluator results and leaderboards, problems, insights and the summary;
     returns the summary document."""
     documents: dict[str, Any] = {"test_lab.json": lab.model_dump(mode="json")}
-    texts: dict[str, str] = {}
     for result in results:
         documents[f"{result.evaluator.id}/results.json"] = results_document(lab, result)
         board = leaderboard(lab, result)
         documents[f"{result.evaluator.id}/leaderboard.json"] = board
-        texts[f"{result.evaluator.id}/leaderboard.md"] = leaderboard_markdown(board)
+        documents[f"{result.evaluator.id}/leaderboard.md"] = leaderboard_markdown(board)
     problems = find_problems(lab, results)
     insights = find_insights(lab, results)
     documents["problems/problems_and_actions.json"] = Findings(problems=problems).model_dump(
@@ -58,22 +90,11 @@ def publish_evaluation(
     }
     summary["insights"] = len(insights)
     documents["summary.json"] = summary
-    producer = Producer(flow=flow, run_id=run_id)
-    for relative, document in documents.items():
-        _write_json(out_dir / relative, document)
-        if artifact_store is not None:
-            artifact_store.put_json(
-                f"evaluations/{evaluation_name}/{relative}", document, filename=Path(relative).name, producer=producer
-            )
-    for relative, text in texts.items():
-        path = out_dir / relative
-        path.write_text(text, encoding="utf-8")
-        if artifact_store is not None:
-            artifact_store.put(
-                f"evaluations/{evaluation_name}/{relative}",
-                text.encode(),
-                filename=path.name,
-                content_type="text/markdown",
-                producer=producer,
-            )
+    publish_documents(
+        documents,
+        out_dir=out_dir,
+        artifact_store=artifact_store,
+        prefix=f"evaluations/{evaluation_name}",
+        producer=Producer(flow=flow, run_id=run_id),
+    )
     return summary

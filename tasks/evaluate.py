@@ -18,6 +18,7 @@ from assay.storage.factory import open_object_store
 from evaluators import Services, run_evaluator
 from evaluators.registry import build_evaluator
 from evaluators.selection import select_evaluators
+from tasks.timing import library_time
 
 RESUMABLE = TASK_SOURCE + INPUTS
 
@@ -30,18 +31,21 @@ def _embedder():  # type: ignore[no-untyped-def]
 @task(name="build-test-lab", persist_result=True, cache_policy=RESUMABLE)
 def build_lab(suite: TestSuite, hosts: list[ModelHost], run_id: str) -> TestLab:
     store = open_object_store(load_settings())
-    return build_test_lab(suite, hosts, run_id=run_id, store=store, embedder=_embedder)
+    with library_time():
+        return build_test_lab(suite, hosts, run_id=run_id, store=store, embedder=_embedder)
 
 
 @task(name="run-evaluator", persist_result=True, cache_policy=RESUMABLE)
 def evaluate(lab: TestLab, evaluator_id: str, parameters: dict[str, Any], run_id: str) -> EvaluationResult:
     evaluator = build_evaluator(evaluator_id, Services(embedder_factory=_embedder), **parameters)
-    return run_evaluator(evaluator, lab)
+    with library_time():
+        return run_evaluator(evaluator, lab)
 
 
 @task(name="select-evaluators")
 def select(lab: TestLab, requested: list[str]) -> tuple[list[str], dict[str, str]]:
-    return select_evaluators(lab, requested, Services(embedder_factory=_embedder))
+    with library_time():
+        return select_evaluators(lab, requested, Services(embedder_factory=_embedder))
 
 
 @task(name="publish-results")
@@ -53,12 +57,13 @@ def publish(
     run_id: str,
     skipped: dict[str, str],
 ) -> dict[str, Any]:
-    return publish_evaluation(
-        lab,
-        results,
-        out_dir=Path(out_dir),
-        artifact_store=ArtifactStore(open_object_store(load_settings())),
-        evaluation_name=evaluation_name,
-        run_id=run_id,
-        skipped=skipped,
-    )
+    with library_time():
+        return publish_evaluation(
+            lab,
+            results,
+            out_dir=Path(out_dir),
+            artifact_store=ArtifactStore(open_object_store(load_settings())),
+            evaluation_name=evaluation_name,
+            run_id=run_id,
+            skipped=skipped,
+        )

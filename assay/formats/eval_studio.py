@@ -41,6 +41,7 @@ _ASSAY_CASE_FIELDS = {
     "variables",
     "guidelines",
     "expected_retrieved_doc_uris",
+    "sources",
     "assertions",
     "response_format",
     "weight",
@@ -72,6 +73,7 @@ class _CaseFields(BaseModel):
     variables: dict[str, str] = Field(default_factory=dict)
     guidelines: list[str] = Field(default_factory=list)
     expected_retrieved_doc_uris: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=list)
     assertions: list[Assertion] = Field(default_factory=list)
     response_format: Literal["text", "json"] = "text"
     weight: float = Field(default=1.0, ge=0, le=1)

@@ -19,6 +19,11 @@ class Chunk(DomainModel):
     index: int = Field(ge=0, description="Position of the chunk within its document.")
     text: str
 
+    @property
+    def ref(self) -> str:
+        """Stable reference used by generated test cases (``TestCase.sources``)."""
+        return f"{self.doc_uri}#{self.index}"
+
 
 class Corpus(PersistedModel):
     name: str

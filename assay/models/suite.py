@@ -39,6 +39,9 @@ class TestCase(DomainModel):
     variables: dict[str, str] = Field(default_factory=dict)
     guidelines: list[str] = Field(default_factory=list)
     expected_retrieved_doc_uris: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(
+        default_factory=list, description="Chunks the case was generated from, as '<doc_uri>#<chunk index>'."
+    )
     assertions: list[Assertion] = Field(default_factory=list)
     response_format: Literal["text", "json"] = Field(
         default="text", description="A json response must parse as JSON (seed 004) before assertions apply."

@@ -38,6 +38,7 @@ def rich_suite() -> TestSuite:
         categories=["geography", "factual"],
         guidelines=["Answer in English"],
         expected_retrieved_doc_uris=["france.md"],
+        sources=["france.md#0"],
         topic="geography",
         generator="analyst",
         assertions=[

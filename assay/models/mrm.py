@@ -1,0 +1,177 @@
+"""Outputs of the MRM workflow steps (seed 002 "Model Risk Management"). Pure data: every step's result is
+persisted as a versioned artifact, so each model here is what a reviewer or auditor reads back."""
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from assay.models.base import DomainModel, PersistedModel
+
+# Step 1: topic modeling
+
+
+class Topic(DomainModel):
+    id: int
+    label: str = Field(description="Short human label, e.g. the top keywords joined.")
+    keywords: list[str]
+    chunk_refs: list[str] = Field(description="Chunks in this topic, as '<doc_uri>#<chunk index>'.")
+    representative: str = Field(default="", description="A representative chunk text (truncated).")
+
+
+class TopicModel(PersistedModel):
+    topics: list[Topic]
+    outlier_chunk_refs: list[str] = Field(default_factory=list, description="Chunks no topic took.")
+    config: dict[str, Any] = Field(description="The parameters of the kept configuration.")
+    silhouette: float | None = Field(description="Silhouette of the kept configuration (None: not computable).")
+    grid: list[dict[str, Any]] = Field(
+        default_factory=list, description="Every configuration tried with its silhouette and topic count."
+    )
+
+
+# Step 3: test validation
+
+
+class CaseValidation(DomainModel):
+    test_case_key: str
+    cosine: float | None = Field(description="Cosine of question + expected answer with the source text.")
+    bertscore_f1: float | None = Field(default=None, description="BERTScore F1 of the expected answer vs source.")
+    nli_entailment: float | None = Field(default=None, description="Entailment of the answer by the source.")
+    outlier: bool = False
+    reasons: list[str] = Field(default_factory=list, description="Why it is flagged, in plain words.")
+
+
+class SuiteValidation(PersistedModel):
+    cases: list[CaseValidation]
+    nli_status: str = Field(description="'available' or why NLI was not computed (model absent...).")
+    bertscore_status: str = "available"
+    thresholds: dict[str, float] = Field(default_factory=dict, description="Outlier cut-offs used per measure.")
+
+
+# Step 5: calibration
+
+
+class ReviewItem(DomainModel):
+    """One evaluated case shown to a reviewer: agree or disagree with the metric's pass/fail verdict."""
+
+    item_id: str = Field(description="'<evaluator>/<metric>/<model_key>/<test_case_key>'")
+    evaluator_id: str
+    metric: str
+    model_key: str
+    test_case_key: str
+    question: str
+    expected_output: str
+    actual_output: str
+    score: float
+    metric_passes: bool
+
+
+class ReviewLabel(DomainModel):
+    item_id: str
+    human_passes: bool = Field(description="The reviewer's verdict: does the answer pass?")
+    reviewer: str = "policy"
+
+
+class MetricCalibration(DomainModel):
+    evaluator_id: str
+    metric: str
+    higher_is_better: bool
+    default_threshold: float | None
+    calibrated_threshold: float | None
+    interval: tuple[float, float] | None = Field(default=None, description="95% bootstrap interval of the threshold.")
+    labels: int
+    agreement_before: float | None
+    agreement_after: float | None
+    stable: bool = Field(description="Whether the threshold's interval is narrow enough to stop resampling.")
+    method: str = ""
+
+
+class Calibration(PersistedModel):
+    metrics: list[MetricCalibration]
+    rounds: int = 1
+    decided_by: Literal["person", "policy", "mixed"] = "policy"
+    human_passed_failures: list[str] = Field(
+        default_factory=list, description="Row keys '<model>:<case>' failed by a metric but passed by the reviewer."
+    )
+
+    def threshold(self, evaluator_id: str, metric: str) -> float | None:
+        for item in self.metrics:
+            if (item.evaluator_id, item.metric) == (evaluator_id, metric):
+                return item.calibrated_threshold if item.calibrated_threshold is not None else item.default_threshold
+        return None
+
+
+# Step 6: failure clustering
+
+
+class FailureCluster(DomainModel):
+    id: int
+    size: int
+    row_keys: list[str] = Field(description="'<model_key>:<test_case_key>' of the failed cases in the cluster.")
+    keywords: list[str] = Field(default_factory=list)
+    example_questions: list[str] = Field(default_factory=list)
+    mean_scores: dict[str, float] = Field(default_factory=dict, description="'<evaluator>/<metric>' -> mean.")
+    weakness: str = Field(default="", description="Name given by the reviewer (or policy).")
+
+
+class FailureClusters(PersistedModel):
+    clusters: list[FailureCluster]
+    failures: int
+    message: str = Field(default="", description="E.g. why no clustering was done (too few failures).")
+
+
+# Step 7: weakness detection
+
+
+class GroupStat(DomainModel):
+    mean: float | None
+    cases: int
+    pass_rate: float | None = None
+
+
+class MetricWeaknesses(DomainModel):
+    evaluator_id: str
+    metric: str
+    by_topic: dict[str, GroupStat]
+    by_question_type: dict[str, GroupStat]
+    grid: dict[str, dict[str, GroupStat]] = Field(description="topic -> question type -> stat")
+    weakest: list[str] = Field(default_factory=list, description="Groups clearly below the overall mean.")
+
+
+class WeaknessReport(PersistedModel):
+    metrics: list[MetricWeaknesses]
+
+
+# Steps 8-9: robustness
+
+
+class FlipCount(DomainModel):
+    cases: int
+    flips: int
+    pass_to_fail: int
+    fail_to_pass: int
+
+
+class RobustnessReport(PersistedModel):
+    kind: Literal["input_variations", "adversarial"]
+    evaluator_id: str
+    metric: str
+    by_perturbator: dict[str, FlipCount]
+    by_topic: dict[str, FlipCount] = Field(default_factory=dict)
+    by_generator: dict[str, FlipCount] = Field(default_factory=dict)
+    flipped_row_keys: list[str] = Field(default_factory=list)
+
+
+# Decisions and the workflow record
+
+
+class Decision(DomainModel):
+    step: str
+    decided_by: Literal["person", "policy"]
+    decision: dict[str, Any]
+    note: str = ""
+
+
+class WorkflowSummary(PersistedModel):
+    run_id: str
+    steps: dict[str, dict[str, Any]] = Field(description="step -> {status, wall_s, artifact names, counts...}")
+    decisions: list[Decision] = Field(default_factory=list)
