@@ -24,18 +24,14 @@ def _store():  # type: ignore[no-untyped-def]
 @app.command("list")
 def list_(
     prefix: Annotated[str, typer.Argument(help="Only names starting with this.")] = "",
-    all_versions: Annotated[
-        bool, typer.Option("--all-versions", help="Every version, not just the latest.")
-    ] = False,
+    all_versions: Annotated[bool, typer.Option("--all-versions", help="Every version, not just the latest.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """List artifacts (latest version of each name unless --all-versions)."""
     with user_errors():
         store = _store()
         manifests = (
-            [m for name in store.names(prefix) for m in store.versions(name)]
-            if all_versions
-            else store.list(prefix)
+            [m for name in store.names(prefix) for m in store.versions(name)] if all_versions else store.list(prefix)
         )
     if as_json:
         console.print_json(json.dumps([m.model_dump(mode="json") for m in manifests]))
@@ -57,12 +53,8 @@ def list_(
 @app.command("get")
 def get(
     name: Annotated[str, typer.Argument(help="Artifact name, e.g. evaluations/NAME/summary.json.")],
-    version: Annotated[
-        int | None, typer.Option("--version", "-v", help="Version number; latest if omitted.")
-    ] = None,
-    out: Annotated[
-        Path | None, typer.Option("--out", "-o", help="Write here instead of standard output.")
-    ] = None,
+    version: Annotated[int | None, typer.Option("--version", "-v", help="Version number; latest if omitted.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of standard output.")] = None,
 ) -> None:
     """Print or save one artifact version."""
     with user_errors():
@@ -72,9 +64,7 @@ def get(
         return
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
-    errors.print(
-        f"{manifest.name} v{manifest.version} ({manifest.size} bytes, sha256 {manifest.sha256[:12]}) -> {out}"
-    )
+    errors.print(f"{manifest.name} v{manifest.version} ({manifest.size} bytes, sha256 {manifest.sha256[:12]}) -> {out}")
 
 
 @app.command("verify")
@@ -83,9 +73,7 @@ def verify(prefix: Annotated[str, typer.Argument(help="Only names starting with 
     with user_errors():
         report = _store().verify(prefix)
     for issue in report.issues:
-        errors.print(
-            f"[red]{issue.problem}[/] {issue.name} v{issue.version}: {issue.detail}", highlight=False
-        )
+        errors.print(f"[red]{issue.problem}[/] {issue.name} v{issue.version}: {issue.detail}", highlight=False)
     status = "OK" if report.ok else f"{len(report.issues)} problem(s)"
     console.print(f"verified {report.checked} artifact version(s): {status}")
     if not report.ok:

@@ -2,7 +2,7 @@
 
 import typer
 
-from assay.cli import artifacts, evaluate, suite
+from assay.cli import artifacts, evaluate, mrm, perturb, suite
 
 app = typer.Typer(
     name="assay",
@@ -12,10 +12,13 @@ app = typer.Typer(
 )
 app.add_typer(suite.app, name="suite")
 app.add_typer(artifacts.app, name="artifacts")
+app.add_typer(mrm.app, name="mrm")
 app.add_typer(evaluate.evaluators_app, name="evaluators")
 app.add_typer(evaluate.hosts_app, name="hosts")
 app.command("evaluate")(evaluate.evaluate)
 app.command("demo")(evaluate.demo)
+app.command("perturb")(perturb.perturb)
+app.add_typer(perturb.perturbators_app, name="perturbators")
 
 
 if __name__ == "__main__":

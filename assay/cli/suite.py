@@ -27,9 +27,7 @@ def import_(
         export_file(imported, out, "assay")
     kind = type(imported).__name__
     count = imported.case_count if hasattr(imported, "case_count") else len(imported.rows)
-    console.print(
-        f"imported {kind} {imported.name!r} ({count} {'cases' if kind == 'TestSuite' else 'rows'}) -> {out}"
-    )
+    console.print(f"imported {kind} {imported.name!r} ({count} {'cases' if kind == 'TestSuite' else 'rows'}) -> {out}")
 
 
 @app.command("export")

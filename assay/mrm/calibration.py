@@ -1,0 +1,328 @@
+"""Human evaluation calibration (MRM step 5): a reviewer agrees or disagrees with a sample of metric verdicts,
+and each primary metric's threshold is refitted to agree with the reviewer.
+
+The manual calibrates "multiple small(er) subsets" rather than one big sample: label a few cases per metric,
+fit, and draw more only for metrics whose threshold is still uncertain (its bootstrap interval is wide).
+"""
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from assay.embeddings import Embedder
+from assay.models import TestLab
+from assay.models.evaluation import EvaluationResult, MetricMeta
+from assay.models.mrm import Calibration, MetricCalibration, ReviewItem, ReviewLabel
+
+POLICIES = ("expected_answer_similarity", "agree")
+LabelFn = Callable[[list[ReviewItem]], list[ReviewLabel]]
+
+
+def threshold_in_force(result: EvaluationResult, metric: MetricMeta) -> float | None:
+    """The run's ``metric_threshold`` override of the primary metric, else the metric's default."""
+    override = result.parameters.get("metric_threshold") if metric.is_primary else None
+    return float(override) if override is not None else metric.threshold
+
+
+def sample_for_review(
+    lab: TestLab,
+    results: Sequence[EvaluationResult],
+    *,
+    per_metric: int = 8,
+    seed: int = 0,
+    exclude: set[str] | frozenset[str] = frozenset(),
+    around: Mapping[tuple[str, str], float] | None = None,
+) -> list[ReviewItem]:
+    """Per evaluator primary metric, up to ``per_metric`` scored cases: half the ones nearest the threshold
+    (alternating sides; a label there moves the threshold most), half drawn at random from each side so the
+    reviewer also sees clear passes and clear fails. ``around`` moves the centre of the sample, e.g. to the
+    current calibrated estimate when resampling; ``metric_passes`` stays the verdict of the threshold in force.
+    Metrics without a threshold have no verdict to review."""
+    rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
+    items: list[ReviewItem] = []
+    for result in results:
+        metric = result.evaluator.primary_metric
+        threshold = threshold_in_force(result, metric)
+        if threshold is None:
+            continue
+        candidates: list[ReviewItem] = []
+        for scored in result.rows:
+            score, row = scored.scores.get(metric.key), rows.get((scored.model_key, scored.test_case_key))
+            item_id = f"{result.evaluator.id}/{metric.key}/{scored.model_key}/{scored.test_case_key}"
+            if score is None or row is None or item_id in exclude:
+                continue
+            candidates.append(
+                ReviewItem(
+                    item_id=item_id,
+                    evaluator_id=result.evaluator.id,
+                    metric=metric.key,
+                    model_key=scored.model_key,
+                    test_case_key=scored.test_case_key,
+                    question=row.test_case.prompt,
+                    expected_output=row.test_case.expected_output,
+                    actual_output=row.actual_output or "",
+                    score=score,
+                    metric_passes=metric.passes(score, threshold),
+                )
+            )
+        rng = random.Random(f"{seed}/{result.evaluator.id}/{metric.key}")
+        centre = (around or {}).get((result.evaluator.id, metric.key), threshold)
+        chosen = _stratified(candidates, centre, metric.higher_is_better, per_metric, rng)
+        items.extend(sorted(chosen, key=lambda item: (item.score, item.item_id)))
+    return items
+
+
+def _stratified(
+    candidates: list[ReviewItem], centre: float, higher_is_better: bool, size: int, rng: random.Random
+) -> list[ReviewItem]:
+    by_distance = sorted(candidates, key=lambda c: (abs(c.score - centre), c.item_id))
+    good = [c.score >= centre if higher_is_better else c.score <= centre for c in by_distance]
+    sides = [[c for c, g in zip(by_distance, good, strict=True) if g is side] for side in (False, True)]
+    chosen: list[ReviewItem] = []
+    near_quota = size // 2
+    while len(chosen) < near_quota and any(sides):
+        for side in sides:
+            if side and len(chosen) < near_quota:
+                chosen.append(side.pop(0))
+    for side in sides:
+        rng.shuffle(side)
+    while len(chosen) < size and any(sides):
+        for side in sides:
+            if side and len(chosen) < size:
+                chosen.append(side.pop())
+    return chosen
+
+
+def auto_labels(
+    items: Sequence[ReviewItem],
+    lab: TestLab,
+    *,
+    policy: str = "expected_answer_similarity",
+    embedder: Embedder | None = None,
+    min_similarity: float = 0.7,
+) -> list[ReviewLabel]:
+    """Labels for non-interactive runs, recorded with reviewer "policy" so nobody mistakes them for a person's.
+
+    - ``expected_answer_similarity``: pass when the cosine of the actual and the expected answer embeddings is
+      at least ``min_similarity`` (a stand-in for "a reviewer would accept this answer"); items without an
+      expected answer keep the metric's verdict. The texts are read from ``lab`` (the source of truth), falling
+      back to the item's copy. ``embedder`` defaults to the shared MiniLM engine.
+    - ``agree``: accept every metric verdict (calibration then keeps the thresholds).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"auto_labels policy {policy!r} is unknown; expected one of {list(POLICIES)}")
+    if policy == "agree":
+        return [ReviewLabel(item_id=item.item_id, human_passes=item.metric_passes) for item in items]
+    rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
+    pairs: list[tuple[str, str]] = []
+    for item in items:
+        row = rows.get((item.model_key, item.test_case_key))
+        expected = row.test_case.expected_output if row else item.expected_output
+        actual = (row.actual_output or "") if row else item.actual_output
+        pairs.append((expected, actual))
+    judged = [index for index, (expected, _) in enumerate(pairs) if expected.strip()]
+    verdicts = [item.metric_passes for item in items]
+    if judged:
+        if embedder is None:
+            from assay.embeddings import shared_engine
+
+            embedder = shared_engine()
+        texts = [pairs[i][0] for i in judged] + [pairs[i][1] or " " for i in judged]
+        vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        cosines = np.sum(vectors[: len(judged)] * vectors[len(judged) :], axis=1)
+        for index, cosine in zip(judged, cosines, strict=True):
+            verdicts[index] = bool(cosine >= min_similarity)
+    return [ReviewLabel(item_id=item.item_id, human_passes=v) for item, v in zip(items, verdicts, strict=True)]
+
+
+def fit_thresholds(
+    items: Sequence[ReviewItem],
+    labels: Sequence[ReviewLabel],
+    results: Sequence[EvaluationResult],
+    *,
+    min_labels: int = 6,
+    bootstrap: int = 500,
+    seed: int = 0,
+    max_interval_width: float = 0.1,
+) -> Calibration:
+    """Per evaluator primary metric: the cut (the default or a midpoint between labelled scores) that agrees
+    best with the reviewer (ties: the one nearest the default, so labels move it no further than they must),
+    with a 95% bootstrap percentile interval, widened if needed to contain the estimate. ``max_interval_width``
+    is a fraction of the metric's declared range (of the observed score spread when the range is unbounded):
+    narrower is ``stable``. The default is kept, and ``method`` says why, with fewer than ``min_labels`` labels,
+    one-class labels, or when no cut beats always answering the majority label (the score does not predict
+    the reviewer). Unlabelled items are ignored; agreement is measured on the labelled items."""
+    verdicts = {label.item_id: label for label in labels}
+    used = [label for item in items if (label := verdicts.get(item.item_id)) is not None]
+    metrics = []
+    for result in results:
+        metric = result.evaluator.primary_metric
+        default = threshold_in_force(result, metric)
+        if default is None:
+            continue
+        mine = [item for item in items if (item.evaluator_id, item.metric) == (result.evaluator.id, metric.key)]
+        pairs = [(item.score, verdicts[item.item_id].human_passes) for item in mine if item.item_id in verdicts]
+        span = _span(metric, [s for row in result.rows if (s := row.scores.get(metric.key)) is not None])
+        metrics.append(
+            _fit_metric(
+                result.evaluator.id, metric, default, pairs, span, min_labels, bootstrap, seed, max_interval_width
+            )
+        )
+    failures = [
+        f"{item.model_key}:{item.test_case_key}"
+        for item in items
+        if not item.metric_passes and item.item_id in verdicts and verdicts[item.item_id].human_passes
+    ]
+    reviewers = {label.reviewer == "policy" for label in used}
+    decided_by = "mixed" if len(reviewers) == 2 else "person" if reviewers == {False} else "policy"
+    return Calibration(metrics=metrics, decided_by=decided_by, human_passed_failures=list(dict.fromkeys(failures)))
+
+
+def _span(metric: MetricMeta, scores: list[float]) -> float:
+    low, high = metric.range
+    if np.isfinite(low) and np.isfinite(high) and high > low:
+        return float(high - low)
+    return float(max(scores) - min(scores)) if scores else 0.0
+
+
+def _fit_metric(
+    evaluator_id: str,
+    metric: MetricMeta,
+    default: float,
+    pairs: list[tuple[float, bool]],
+    span: float,
+    min_labels: int,
+    bootstrap: int,
+    seed: int,
+    max_interval_width: float,
+) -> MetricCalibration:
+    scores = np.array([score for score, _ in pairs], dtype=np.float64)
+    human = np.array([passes for _, passes in pairs], dtype=bool)
+    before = _agreement(scores, human, default, metric.higher_is_better) if pairs else None
+    calibration = MetricCalibration(
+        evaluator_id=evaluator_id,
+        metric=metric.key,
+        higher_is_better=metric.higher_is_better,
+        default_threshold=default,
+        calibrated_threshold=None,
+        labels=len(pairs),
+        agreement_before=before,
+        agreement_after=before,
+        stable=False,
+    )
+    candidates = np.unique(scores)
+    candidates = (candidates[:-1] + candidates[1:]) / 2
+    if len(pairs) < min_labels:
+        reason = f"too few labels ({len(pairs)} < {min_labels})"
+    elif human.all() or not human.any():
+        reason = f"one-class labels (all {'pass' if human.all() else 'fail'})"
+    elif not len(candidates):
+        reason = "every labelled case has the same score"
+    else:
+        reason = ""
+    if reason:
+        return calibration.model_copy(update={"method": f"{reason}: default threshold kept"})
+    candidates = np.union1d(candidates, [default])
+    point = float(_best_cuts(np.ones((1, len(pairs))), scores, human, candidates, metric, default)[0])
+    after = _agreement(scores, human, point, metric.higher_is_better)
+    majority = max(human.mean(), 1 - human.mean())
+    if after <= majority:
+        return calibration.model_copy(
+            update={
+                "method": f"scores do not predict the labels (best agreement {after:.2f} <= majority share "
+                f"{majority:.2f}): default threshold kept"
+            }
+        )
+    weights = np.random.default_rng(seed).multinomial(len(pairs), np.full(len(pairs), 1 / len(pairs)), bootstrap)
+    fitted = _best_cuts(weights, scores, human, candidates, metric, default)
+    low, high = np.percentile(fitted, [2.5, 97.5]) if bootstrap else (point, point)
+    interval = (min(float(low), point), max(float(high), point))
+    return calibration.model_copy(
+        update={
+            "calibrated_threshold": point,
+            "interval": interval,
+            "agreement_after": after,
+            "stable": interval[1] - interval[0] < max_interval_width * span,
+            "method": "max agreement over the default and midpoints of labelled scores, ties nearest the default; "
+            f"95% percentile interval of {bootstrap} bootstrap refits",
+        }
+    )
+
+
+def _agreement(scores: np.ndarray, human: np.ndarray, threshold: float, higher_is_better: bool) -> float:
+    passes = scores >= threshold if higher_is_better else scores <= threshold
+    return float(np.mean(passes == human))
+
+
+def _best_cuts(
+    weights: np.ndarray,
+    scores: np.ndarray,
+    human: np.ndarray,
+    candidates: np.ndarray,
+    metric: MetricMeta,
+    anchor: float,
+) -> np.ndarray:
+    """For each row of case weights (a bootstrap resample's counts), the candidate cut with the most weighted
+    agreement; ties go to the cut nearest ``anchor`` so labels move the threshold no further than they must."""
+    grid = scores[:, None] - candidates[None, :]
+    passes = grid >= 0 if metric.higher_is_better else grid <= 0
+    agrees = (passes == human[:, None]).astype(np.float64)
+    agreement = weights @ agrees
+    best = np.isclose(agreement, agreement.max(axis=1, keepdims=True))
+    distance = np.where(best, np.abs(candidates - anchor)[None, :], np.inf)
+    return candidates[np.argmin(distance, axis=1)]
+
+
+def calibrate_until_stable(
+    lab: TestLab,
+    results: Sequence[EvaluationResult],
+    label_fn: LabelFn,
+    *,
+    max_rounds: int = 3,
+    per_metric: int = 8,
+    seed: int = 0,
+    min_labels: int = 6,
+    bootstrap: int = 500,
+    max_interval_width: float = 0.1,
+) -> Calibration:
+    """Sample, label through ``label_fn``, fit; then draw ``per_metric`` new cases, centred on the current
+    estimate, for the metrics not yet stable and refit on everything labelled so far, until all are stable,
+    the sample runs dry or ``max_rounds`` fits were made. ``rounds``: how many fits it took (0: nothing to
+    label)."""
+    items: list[ReviewItem] = []
+    labels: list[ReviewLabel] = []
+    unstable: set[tuple[str, str]] | None = None
+    around: dict[tuple[str, str], float] = {}
+    calibration = fit_thresholds([], [], results).model_copy(update={"rounds": 0})
+    for round_index in range(max_rounds):
+        fresh = sample_for_review(
+            lab,
+            results,
+            per_metric=per_metric,
+            seed=seed + round_index,
+            exclude={item.item_id for item in items},
+            around=around,
+        )
+        if unstable is not None:
+            fresh = [item for item in fresh if (item.evaluator_id, item.metric) in unstable]
+        if not fresh:
+            break
+        items.extend(fresh)
+        labels.extend(label_fn(fresh))
+        calibration = fit_thresholds(
+            items,
+            labels,
+            results,
+            min_labels=min_labels,
+            bootstrap=bootstrap,
+            seed=seed,
+            max_interval_width=max_interval_width,
+        ).model_copy(update={"rounds": round_index + 1})
+        unstable = {(m.evaluator_id, m.metric) for m in calibration.metrics if not m.stable}
+        around = {(m.evaluator_id, m.metric): m.calibrated_threshold for m in calibration.metrics}
+        around = {key: value for key, value in around.items() if value is not None}
+        if not unstable:
+            break
+    return calibration

@@ -1,0 +1,152 @@
+"""Tasks of the MRM workflow: one library call each, cached on (source, inputs) and persisted, so a rerun
+of the same run resumes after the last finished step. Large inputs arrive quote()d from the flow."""
+
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+
+from artifacts.publish import publish_documents
+from assay.config import load_settings
+from assay.corpora import chunk_corpus, load_corpus, sample_data_path
+from assay.models import Chunk, TestLab, TestSuite
+from assay.models.artifacts import Producer
+from assay.models.evaluation import EvaluationResult
+from assay.models.mrm import Calibration, FailureClusters, ReviewItem, ReviewLabel, SuiteValidation, TopicModel
+from assay.storage.artifacts import ArtifactStore
+from assay.storage.factory import open_object_store
+from tasks.evaluate import RESUMABLE, _embedder
+from tasks.timing import library_time
+
+
+@task(name="load-corpus", persist_result=True, cache_policy=RESUMABLE)
+def load_chunks(corpus: str | None, chunk_words: int, run_id: str) -> list[Chunk]:
+    with library_time():
+        folder = Path(corpus) if corpus else sample_data_path() / "corpus"
+        return chunk_corpus(load_corpus(folder), chunk_words)
+
+
+@task(name="topic-modeling", persist_result=True, cache_policy=RESUMABLE)
+def topics(chunks: list[Chunk], seed: int, run_id: str) -> TopicModel:
+    from assay.mrm.topics import model_topics
+
+    with library_time():
+        return model_topics(chunks, _embedder(), seed=seed)
+
+
+@task(name="test-generation", persist_result=True, cache_policy=RESUMABLE)
+def generate(
+    topic_model: TopicModel, chunks: list[Chunk], excluded: list[int], per_topic: int, seed: int, run_id: str
+) -> TestSuite:
+    from assay.mrm.generation import generate_suite
+
+    keep = {topic.id for topic in topic_model.topics} - set(excluded)
+    with library_time():
+        return generate_suite(
+            topic_model, chunks, per_topic=per_topic, topic_ids=keep, seed=seed, name="MRM generated suite"
+        )
+
+
+@task(name="test-validation", persist_result=True, cache_policy=RESUMABLE)
+def validate(suite: TestSuite, chunks: list[Chunk], nli_model: str | None, run_id: str) -> SuiteValidation:
+    from assay.mrm.validation import validate_suite
+
+    with library_time():
+        return validate_suite(suite, {chunk.ref: chunk for chunk in chunks}, _embedder(), nli_model=nli_model)
+
+
+@task(name="exclude-cases", persist_result=True, cache_policy=RESUMABLE)
+def exclude(suite: TestSuite, keys: list[str], run_id: str) -> TestSuite:
+    from assay.mrm.validation import exclude_cases
+
+    with library_time():
+        return exclude_cases(suite, set(keys))
+
+
+@task(name="sample-for-review", persist_result=True, cache_policy=RESUMABLE)
+def sample_review(lab: TestLab, results: list[EvaluationResult], seed: int, run_id: str) -> list[ReviewItem]:
+    from assay.mrm.calibration import sample_for_review
+
+    with library_time():
+        return sample_for_review(lab, results, seed=seed)
+
+
+@task(name="calibrate", persist_result=True, cache_policy=RESUMABLE)
+def calibrate(
+    lab: TestLab,
+    results: list[EvaluationResult],
+    items: list[ReviewItem],
+    labels: list[ReviewLabel] | None,
+    seed: int,
+    run_id: str,
+) -> Calibration:
+    """With reviewer labels: fit once on them. Without: label by policy and resample until stable."""
+    from assay.mrm.calibration import auto_labels, calibrate_until_stable, fit_thresholds
+
+    with library_time():
+        if labels is not None:
+            return fit_thresholds(items, labels, results, seed=seed)
+        embedder = _embedder()
+        return calibrate_until_stable(lab, results, lambda batch: auto_labels(batch, lab, embedder=embedder), seed=seed)
+
+
+@task(name="failure-clustering", persist_result=True, cache_policy=RESUMABLE)
+def clusters(
+    lab: TestLab, results: list[EvaluationResult], thresholds: dict[str, float], seed: int, run_id: str
+) -> FailureClusters:
+    from assay.mrm.clustering import cluster_failures
+
+    with library_time():
+        return cluster_failures(lab, results, _embedder(), thresholds=_pairs(thresholds), seed=seed)
+
+
+@task(name="weakness-detection", persist_result=True, cache_policy=RESUMABLE)
+def weaknesses(lab: TestLab, results: list[EvaluationResult], thresholds: dict[str, float], run_id: str) -> Any:
+    from assay.mrm.weaknesses import detect_weaknesses
+
+    with library_time():
+        return detect_weaknesses(lab, results, thresholds=_pairs(thresholds))
+
+
+@task(name="perturb", persist_result=True, cache_policy=RESUMABLE)
+def perturb(suite: TestSuite, perturbators: list[str], intensities: list[str], seed: int, run_id: str) -> TestSuite:
+    from assay.mrm.robustness import perturbed_only
+
+    with library_time():
+        return perturbed_only(suite, perturbators, intensities, seed)
+
+
+@task(name="count-flips", persist_result=True, cache_policy=RESUMABLE)
+def flips(
+    kind: str,
+    lab: TestLab,
+    results: list[EvaluationResult],
+    baseline: list[EvaluationResult],
+    thresholds: dict[str, float],
+    run_id: str,
+) -> list[Any]:
+    from assay.mrm.robustness import flip_reports
+
+    with library_time():
+        return flip_reports(kind, lab, results, baseline, _pairs(thresholds))
+
+
+@task(name="publish-step")
+def publish_step(documents: dict[str, Any], out_dir: str, prefix: str, run_id: str) -> list[str]:
+    with library_time():
+        return publish_documents(
+            documents,
+            out_dir=Path(out_dir),
+            artifact_store=ArtifactStore(open_object_store(load_settings())),
+            prefix=prefix,
+            producer=Producer(flow="mrm-workflow", run_id=run_id),
+        )
+
+
+def thresholds_key(evaluator_id: str, metric: str) -> str:
+    """Task parameters must be JSON-friendly: (evaluator, metric) pairs travel as 'evaluator/metric'."""
+    return f"{evaluator_id}/{metric}"
+
+
+def _pairs(thresholds: dict[str, float]) -> dict[tuple[str, str], float]:
+    return {tuple(key.split("/", 1)): value for key, value in thresholds.items()}  # type: ignore[misc]

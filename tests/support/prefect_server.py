@@ -1,0 +1,69 @@
+"""A real Prefect server for tests: ``prefect server start`` on a free 127.0.0.1 port, stopped afterwards."""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+STARTUP_TIMEOUT_S = 90.0
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_environment(home: Path, api_url: str) -> dict[str, str]:
+    """Environment for processes that talk to this server (and keep all their state under ``home``)."""
+    return {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_API_URL": api_url,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_LOGGING_LEVEL": "WARNING",
+    }
+
+
+@contextmanager
+def running_prefect_server(home: Path) -> Iterator[str]:
+    """Yield the API URL (``http://127.0.0.1:PORT/api``) of a fresh server with its own SQLite database."""
+    port = _free_port()
+    api_url = f"http://127.0.0.1:{port}/api"
+    env = server_environment(home, api_url)
+    env.pop("PREFECT_API_URL")
+    log = open(home / "server.log", "wb")  # noqa: SIM115 - closed in finally
+    prefect = Path(sys.executable).parent / "prefect"
+    process = subprocess.Popen(
+        [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + STARTUP_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(f"{api_url}/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                tail = (home / "server.log").read_text(errors="replace")[-3000:]
+                raise RuntimeError(f"Prefect server did not become healthy on {api_url}; log tail:\n{tail}")
+            time.sleep(0.5)
+        yield api_url
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        log.close()
