@@ -266,6 +266,7 @@ def mrm_workflow(
         clusters=failure_clusters,
         weaknesses=weakness_report,
         robustness=robustness,
+        perturbed_labs=perturbed_labs,
         timing=timing,
     )
     steps.publish_step(quote(documents), str(out_dir), prefix, run)
