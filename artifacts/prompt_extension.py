@@ -265,12 +265,16 @@ def _weakness_trace(metric: MetricWeaknesses, dimension: str, group: str, stat: 
 
 
 def _resolve_group(metric: MetricWeaknesses, name: str) -> tuple[str, str, GroupStat | None]:
-    """Which dimension a weakest-group name belongs to; accepts a bare group or a '<dimension>:<group>' name."""
-    for candidate in (name, name.split(":", 1)[-1].strip()):
-        if candidate in metric.by_question_type:
-            return "question type", candidate, metric.by_question_type[candidate]
-        if candidate in metric.by_topic:
-            return "topic", candidate, metric.by_topic[candidate]
+    """Which dimension a weakest-group entry belongs to. Entries are sentences such as "question type
+    'numerical': mean ..." or "topic 'cards' x type 'numerical': ..."; group keys are '<model>:<group>'.
+    A bare group name or '<dimension>:<group>' is accepted too."""
+    quoted = re.findall(r"'([^']+)'", name)
+    candidates = [quoted[-1]] if quoted else [name, name.split(":", 1)[-1].strip()]
+    for candidate in candidates:
+        for dimension, groups in (("question type", metric.by_question_type), ("topic", metric.by_topic)):
+            for key, stat in groups.items():
+                if candidate in (key, key.split(":", 1)[-1]):
+                    return dimension, candidate, stat
     return "group", name, None
 
 

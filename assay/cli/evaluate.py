@@ -97,17 +97,19 @@ def evaluate(
 
 
 def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")) -> None:
-    """Evaluate the bundled sample suite against both built-in sample RAG systems."""
-    from assay.corpora import sample_data_path
+    """Run the MRM workflow on the bundled sample corpus against both built-in sample RAG systems,
+    deciding every review by policy, and print a short summary."""
+    from assay.cli.mrm import run
 
-    evaluate(
+    run(
         out=out,
-        suite=sample_data_path() / "suite.json",
-        suite_format="assay",
+        corpus=None,
         host=["sample-rag", "sample-rag-keyword"],
-        evaluators="answer_semantic_similarity,text_matching",
-        lab=None,
+        interactive=False,
+        approvals=None,
+        per_topic=1,
         name="sample-bank-demo",
+        seed=0,
     )
 
 

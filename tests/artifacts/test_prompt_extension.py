@@ -151,3 +151,19 @@ def test_text_is_a_block_to_append_to_a_system_prompt() -> None:
         "so plainly instead of guessing or using outside knowledge, and never add facts, figures or conditions "
         "that the context does not state.\n"
     )
+
+
+def test_weak_question_types_as_weakness_detection_words_them() -> None:
+    from assay.models.mrm import GroupStat, MetricWeaknesses, WeaknessReport
+
+    weak = GroupStat(mean=0.2, cases=3, pass_rate=0.0)
+    report = WeaknessReport(metrics=[MetricWeaknesses(
+        evaluator_id="answer_semantic_similarity", metric="answer_similarity",
+        by_topic={"sample-rag:cards": GroupStat(mean=0.7, cases=5)},
+        by_question_type={"sample-rag:out_of_scope_questions": weak}, grid={},
+        weakest=["question type 'out_of_scope_questions': mean 0.20 over 3 cases vs 0.60 overall"],
+    )])
+    extension = build_prompt_extension(report, None, [], [])
+    rule = next(rule for rule in extension.rules if rule.id == "out-of-scope")
+    assert rule.traces[0].attributes["dimension"] == "question type"
+    assert rule.traces[0].attributes["mean"] == 0.2
