@@ -6,7 +6,7 @@ from pathlib import Path
 from assay.embeddings.sentences import split_sentences
 from assay.models import Chunk, Corpus, Document
 
-CORPUS_SUFFIXES = {".md", ".txt"}
+CORPUS_SUFFIXES = {".md", ".txt", ".pdf"}
 
 
 def sample_data_path() -> Path:
@@ -15,23 +15,42 @@ def sample_data_path() -> Path:
 
 
 def load_corpus(folder: Path, name: str | None = None) -> Corpus:
-    """Every .md/.txt file under ``folder`` becomes a document whose URI is its relative path."""
+    """Every .md/.txt/.pdf file under ``folder`` becomes a document whose URI is its relative path."""
     if not folder.is_dir():
         raise FileNotFoundError(f"corpus folder {folder} does not exist")
     documents = []
     for path in sorted(folder.rglob("*")):
         if path.suffix.lower() not in CORPUS_SUFFIXES or not path.is_file():
             continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as error:
-            raise ValueError(f"{path}: not UTF-8 text ({error})") from error
+        text = _pdf_text(path) if path.suffix.lower() == ".pdf" else _plain_text(path)
         first_line = text.lstrip().splitlines()[0] if text.strip() else ""
         title = first_line.lstrip("#").strip() if first_line.startswith("#") else path.stem
         documents.append(Document(uri=path.relative_to(folder).as_posix(), title=title, text=text))
     if not documents:
-        raise ValueError(f"corpus folder {folder} has no .md or .txt documents")
+        raise ValueError(f"corpus folder {folder} has no .md, .txt or .pdf documents")
     return Corpus(name=name or folder.name, documents=documents)
+
+
+def _plain_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not UTF-8 text ({error})") from error
+
+
+def _pdf_text(path: Path) -> str:
+    """The text layer of every page, pages separated by blank lines; scanned PDFs without text are refused."""
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError
+
+    try:
+        pages = [page.extract_text() or "" for page in PdfReader(path).pages]
+    except (PdfReadError, ValueError, OSError) as error:
+        raise ValueError(f"{path}: unreadable PDF ({error})") from error
+    text = "\n\n".join(page.strip() for page in pages if page.strip())
+    if not text:
+        raise ValueError(f"{path}: the PDF has no text layer (scanned pages need OCR first)")
+    return text
 
 
 def chunk_document(document: Document, max_words: int = 120) -> list[Chunk]:

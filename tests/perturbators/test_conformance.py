@@ -41,6 +41,7 @@ def test_the_catalogue_has_the_seed_perturbators() -> None:
         "synonym",
         "antonym",
         "contextual_misinformation",
+        "prompt_injection",
         "base64",
         "base16",
     }
