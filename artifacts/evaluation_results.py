@@ -82,10 +82,7 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
         if scores.details:
             entry["details"] = scores.details
         entries.append(entry)
-    thresholds = {metric.key: metric.threshold for metric in spec.metrics}
-    override = result.parameters.get("metric_threshold")
-    if override is not None:
-        thresholds[spec.primary_metric.key] = override
+    thresholds = {metric.key: result.threshold(metric.key) for metric in spec.metrics}
     return {
         "results": entries,
         "models": [model_entry(model, lab.rows_for(model.key)) for model in lab.models],
@@ -148,14 +145,11 @@ def summary_document(lab: TestLab, results: Sequence[EvaluationResult], *, run_i
     """Per model, per evaluator, per metric averages: what ``assay evaluate`` prints and the demo shows."""
     metrics: dict[str, dict[str, Any]] = {model.key: {} for model in lab.models}
     for result in results:
-        override = result.parameters.get("metric_threshold")
         for model_key, aggregates in result.aggregates.items():
             metrics[model_key][result.evaluator.id] = {
                 key: {
                     **aggregate.model_dump(),
-                    "threshold": override
-                    if override is not None and result.evaluator.metric(key).is_primary
-                    else result.evaluator.metric(key).threshold,
+                    "threshold": result.threshold(key),
                     "higher_is_better": result.evaluator.metric(key).higher_is_better,
                     "is_primary": result.evaluator.metric(key).is_primary,
                     "aggregate_name": result.evaluator.metric(key).aggregate_name,

@@ -43,8 +43,7 @@ def avid_code(kind: str) -> str:
 
 
 def threshold_of(result: EvaluationResult, metric: MetricMeta) -> float | None:
-    override = result.parameters.get("metric_threshold")
-    return float(override) if metric.is_primary and override is not None else metric.threshold
+    return result.threshold(metric.key)
 
 
 def severity_of_gap(metric: MetricMeta, value: float, threshold: float) -> Severity:

@@ -1,5 +1,6 @@
 """What evaluators declare about themselves and what they produce."""
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field
@@ -109,3 +110,14 @@ class EvaluationResult(PersistedModel):
         default_factory=dict, description="model_key -> run-level details, e.g. a confusion matrix"
     )
     elapsed_s: float = 0.0
+
+    def threshold(
+        self, metric_key: str, calibrated: Mapping[tuple[str, str], float] | None = None
+    ) -> float | None:
+        """The threshold in force for a metric of this run: a calibrated one when given, else the run's
+        ``metric_threshold`` override (primary metric only), else the metric's default."""
+        if calibrated and (self.evaluator.id, metric_key) in calibrated:
+            return calibrated[self.evaluator.id, metric_key]
+        metric = self.evaluator.metric(metric_key)
+        override = self.parameters.get("metric_threshold") if metric.is_primary else None
+        return float(override) if override is not None else metric.threshold

@@ -21,8 +21,7 @@ LabelFn = Callable[[list[ReviewItem]], list[ReviewLabel]]
 
 def threshold_in_force(result: EvaluationResult, metric: MetricMeta) -> float | None:
     """The run's ``metric_threshold`` override of the primary metric, else the metric's default."""
-    override = result.parameters.get("metric_threshold") if metric.is_primary else None
-    return float(override) if override is not None else metric.threshold
+    return result.threshold(metric.key)
 
 
 def sample_for_review(

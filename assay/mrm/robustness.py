@@ -53,7 +53,7 @@ def flip_reports(
         original = baseline.get(spec.id)
         if original is None:
             continue
-        threshold = _threshold(result, metric.key, thresholds)
+        threshold = result.threshold(metric.key, thresholds)
         if threshold is None:
             continue
         original_scores = {(row.model_key, row.test_case_key): row.scores.get(metric.key) for row in original.rows}
@@ -101,10 +101,3 @@ def _counts(groups: dict[str, Counter]) -> dict[str, FlipCount]:
         )
         for group, c in sorted(groups.items())
     }
-
-
-def _threshold(result: EvaluationResult, metric_key: str, thresholds: Thresholds | None) -> float | None:
-    if thresholds and (result.evaluator.id, metric_key) in thresholds:
-        return thresholds[result.evaluator.id, metric_key]
-    override = result.parameters.get("metric_threshold")
-    return float(override) if override is not None else result.evaluator.metric(metric_key).threshold

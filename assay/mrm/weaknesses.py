@@ -59,7 +59,7 @@ def detect_weaknesses(
         metric = next((item for item in result.evaluator.metrics if item.is_primary), None)
         if metric is None:
             continue
-        threshold = _threshold(result, metric.key, thresholds)
+        threshold = result.threshold(metric.key, thresholds)
         scored: list[_Scored] = []
         unscored: defaultdict[str, int] = defaultdict(int)
         for row in result.rows:
@@ -145,10 +145,3 @@ def _weakest(metric: MetricMeta, scored: list[_Scored]) -> list[str]:
                     (-gap, f"{prefix}{name}: mean {mean:.2f} over {len(members)} cases vs {overall:.2f} overall")
                 )
     return [text for _, text in sorted(found)]
-
-
-def _threshold(result: EvaluationResult, metric_key: str, thresholds: Thresholds | None) -> float | None:
-    if thresholds and (result.evaluator.id, metric_key) in thresholds:
-        return thresholds[result.evaluator.id, metric_key]
-    override = result.parameters.get("metric_threshold")
-    return float(override) if override is not None else result.evaluator.metric(metric_key).threshold
