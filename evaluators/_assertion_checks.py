@@ -17,6 +17,10 @@ Comparison rules, in one place:
   A path that selects nothing makes the (un-negated) assertion fail.
 - Tool-call arguments match when the expected ones are a subset of the actual ones: nested objects are
   subsets too, lists compare element by element, and scalars use the equality rule above.
+
+JSON paths are the suite author's and documents the model's, so neither may hang or crash the run: a path is
+at most ``MAX_JSON_PATH_CHARS`` long, its ``=~`` filters and ``sub()`` run on ``assay.bounded_regex`` (see
+``_json_paths``), and a document nested too deeply for Python is a problem on that case, never a crash.
 """
 
 import json
@@ -26,9 +30,11 @@ from typing import Any
 
 import regex
 
+from assay.bounded_regex import PatternError
 from assay.models import ToolCall
 
 PREVIEW_CHARS = 60
+MAX_JSON_PATH_CHARS = 1_000
 TEMPLATE = regex.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
 _FENCE = regex.compile(r"^\s*```[A-Za-z]*[ \t]*\n?(.*?)\n?```\s*$", regex.DOTALL)
 
@@ -72,33 +78,47 @@ def strip_fences(text: str) -> str:
 
 
 def parse_json(text: str) -> tuple[bool, Any]:
-    """(True, document) when the fence-stripped text is JSON, else (False, None)."""
+    """(True, document) when the fence-stripped text is JSON, else (False, None); ``AssertionProblem`` when
+    it nests too deeply for Python's parser (it may be valid JSON, so it is not counted as invalid)."""
     try:
         return True, json.loads(strip_fences(text))
     except json.JSONDecodeError:
         return False, None
+    except RecursionError as error:
+        raise AssertionProblem("the answer nests too deeply to parse as JSON") from error
 
 
 @lru_cache(maxsize=256)
 def compile_path(path: str) -> Any:
-    """A parsed JSON path (jsonpath-ng's extended syntax, so filters like ``[?(@.n > 1)]`` work)."""
+    """A parsed JSON path (jsonpath-ng's extended syntax, so filters like ``[?(@.n > 1)]`` work), with its
+    regexes on the bounded engine."""
     from jsonpath_ng.exceptions import JSONPathError
-    from jsonpath_ng.ext import parse
 
+    from evaluators._json_paths import parse_bounded
+
+    if len(path) > MAX_JSON_PATH_CHARS:
+        raise AssertionProblem(
+            f"json_path {preview(path)} is {len(path)} characters long; the limit is {MAX_JSON_PATH_CHARS}"
+        )
     try:
-        return parse(path)
-    except (JSONPathError, ValueError, TypeError) as error:
+        return parse_bounded(path)
+    except (JSONPathError, ValueError, TypeError) as error:  # PatternError is a ValueError
         raise AssertionProblem(f"json_path {path!r} does not parse: {error}") from error
+    except RecursionError as error:
+        raise AssertionProblem(f"json_path {preview(path)} nests too deeply to parse") from error
 
 
 def select(path: str, document: Any) -> list[Any]:
     """Every value the path selects in the document, in document order."""
     from jsonpath_ng.exceptions import JSONPathError
 
+    parsed = compile_path(path)
     try:
-        return [match.value for match in compile_path(path).find(document)]
-    except (JSONPathError, ValueError, TypeError) as error:
+        return [match.value for match in parsed.find(document)]
+    except (JSONPathError, PatternError, ValueError, TypeError) as error:
         raise AssertionProblem(f"json_path {path!r} cannot be applied to the response: {error}") from error
+    except RecursionError as error:
+        raise AssertionProblem(f"json_path {path!r} cannot be applied: the response nests too deeply") from error
 
 
 def as_text(value: Any) -> str:

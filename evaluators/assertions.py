@@ -175,6 +175,8 @@ class Assertions(Evaluator):
             )
         except checks.AssertionProblem as problem:
             raise self._problem(case, index, assertion, str(problem)) from problem
+        except RecursionError as error:
+            raise self._problem(case, index, assertion, "its expected arguments nest too deeply") from error
         return targets, arguments
 
     @staticmethod
@@ -194,7 +196,10 @@ class Assertions(Evaluator):
             return None, None, False
         if case.response_format != "json":
             return answer, None, False
-        parsed, document = checks.parse_json(answer)
+        try:
+            parsed, document = checks.parse_json(answer)
+        except checks.AssertionProblem as problem:
+            raise Unscored(f"test case {case.test_case_key}: {problem}") from problem
         return checks.strip_fences(answer), document, parsed
 
     def _holds(
@@ -213,6 +218,8 @@ class Assertions(Evaluator):
             holds, observed = self._check(case, assertion, targets, arguments, answer, document)
         except checks.AssertionProblem as problem:
             raise self._problem(case, index, assertion, str(problem)) from problem
+        except RecursionError as error:  # a value nested too deeply to compare or quote; checked, never crashed
+            raise self._problem(case, index, assertion, "the value it checks nests too deeply to compare") from error
         if holds is None:  # a JSON turn that does not parse fails whatever the modifier
             return False, observed
         return holds != assertion.negate, f"negated, but {observed}" if assertion.negate else observed

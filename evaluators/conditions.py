@@ -4,8 +4,10 @@
 
 Operands are double-quoted strings (substring match, case-sensitive) or ``regexp("...")``; operators are
 NOT > AND > OR by precedence, parentheses group. Inside quotes ``\\"`` is a quote; in plain strings ``\\\\``
-is a backslash, while regexp strings keep every other backslash for the regex engine. User regexes run
-under a timeout so a catastrophically backtracking pattern cannot hang a run.
+is a backslash, while regexp strings keep every other backslash for the regex engine. User regexes go
+through ``assay.bounded_regex``: bounded at compile time (so ``a{1000000000}`` cannot exhaust memory) and under
+a timeout when matching (so a catastrophically backtracking pattern cannot hang a run). Parentheses and NOT
+may nest ``MAX_NESTING`` deep, so a hostile condition is a parse error, never a stack overflow.
 """
 
 from dataclasses import dataclass
@@ -13,7 +15,10 @@ from functools import lru_cache
 
 import regex
 
-REGEX_TIMEOUT_S = 1.0
+from assay import bounded_regex
+
+MAX_NESTING = 100
+_KEYWORD = regex.compile(r"[A-Za-z]+")
 
 
 class ConditionError(ValueError):
@@ -31,15 +36,12 @@ class Literal:
 @dataclass(frozen=True)
 class Pattern:
     source: str
-    compiled: regex.Pattern
 
     def matches(self, haystack: str) -> bool:
         try:
-            return self.compiled.search(haystack, timeout=REGEX_TIMEOUT_S) is not None
-        except TimeoutError as error:
-            raise ConditionError(
-                f"regexp({self.source!r}) took longer than {REGEX_TIMEOUT_S}s (catastrophic backtracking?)"
-            ) from error
+            return bounded_regex.search(self.source, haystack) is not None
+        except bounded_regex.PatternError as error:
+            raise ConditionError(f"regexp: {error}") from error
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def _tokenize(condition: str) -> list[tuple[str, str, int]]:
             tokens.append(("regexp", raw, start))
             position += 1
         else:
-            word = regex.match(r"[A-Za-z]+", condition[position:])
+            word = _KEYWORD.match(condition, position)
             if word and word.group(0) in _KEYWORDS:
                 tokens.append(("op", word.group(0), position))
                 position += len(word.group(0))
@@ -133,9 +135,19 @@ def _unescape_literal(raw: str) -> str:
 
 
 class _Parser:
+    """Recursive descent; ``depth`` counts the open parentheses and NOTs so nesting stays under ``MAX_NESTING``."""
+
     def __init__(self, tokens: list[tuple[str, str, int]]) -> None:
         self.tokens = tokens
         self.index = 0
+        self.depth = 0
+
+    def enter(self, position: int) -> None:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise ConditionError(
+                f"condition nests parentheses and NOT deeper than {MAX_NESTING} levels (at position {position})"
+            )
 
     def peek(self) -> tuple[str, str, int] | None:
         return self.tokens[self.index] if self.index < len(self.tokens) else None
@@ -172,7 +184,10 @@ class _Parser:
         token = self.peek()
         if token and token[:2] == ("op", "NOT"):
             self.take()
-            return Not(self.parse_not())
+            self.enter(token[2])
+            operand = self.parse_not()
+            self.depth -= 1
+            return Not(operand)
         return self.parse_atom()
 
     def parse_atom(self) -> Node:
@@ -182,11 +197,16 @@ class _Parser:
         if kind == "regexp":
             source = value.replace('\\"', '"')
             try:
-                return Pattern(source, regex.compile(source))
-            except regex.error as error:
-                raise ConditionError(f"invalid regexp({source!r}) at position {position}: {error}") from error
+                bounded_regex.compile_pattern(source)
+            except bounded_regex.InvalidPattern as error:
+                raise ConditionError(f"invalid regexp at position {position}: {error}") from error
+            except bounded_regex.PatternError as error:
+                raise ConditionError(f"unsafe regexp at position {position}: {error}") from error
+            return Pattern(source)
         if kind == "lparen":
+            self.enter(position)
             node = self.parse_or()
+            self.depth -= 1
             closing = self.peek()
             if closing is None or closing[0] != "rparen":
                 where = "at the end" if closing is None else f"at position {closing[2]}"
@@ -201,4 +221,7 @@ def parse_condition(condition: str) -> Node:
     """Parse once per distinct condition; raises ``ConditionError`` naming the position at fault."""
     if not condition.strip():
         raise ConditionError("empty condition")
-    return _Parser(_tokenize(condition)).parse()
+    try:
+        return _Parser(_tokenize(condition)).parse()
+    except RecursionError as error:  # a last resort: MAX_NESTING keeps ordinary stacks well clear of this
+        raise ConditionError(f"condition nests too deeply to parse (limit {MAX_NESTING} levels)") from error

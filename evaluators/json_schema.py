@@ -3,7 +3,14 @@
 Where the schema comes from: a test case may carry its own schema as a constraint (a constraint that parses
 as a JSON object with a "$schema" or "type" key); when it has one or more, the answer must satisfy each, and
 the run-wide ``json_schema`` parameter is not used for that case. Otherwise the ``json_schema`` parameter
-applies; its default ``{}`` checks only that the answer parses as JSON, as in the reference.
+applies; its default ``{}`` checks only that the answer parses as JSON, as in the reference. A case with no
+schema at all is checked for parseability too when the evaluator is chosen by name (the manual's promise);
+``--evaluators all`` sets ``check_cases_without_schema`` to False so free-text cases are not counted as JSON
+failures there.
+
+Schemas come from suite authors and answers from models, so neither may hang, exhaust or crash the run: no
+``$ref`` is fetched, schema regexes run on the bounded engine (``evaluators._schema_validators``), and a schema
+or answer nested too deeply for Python's parser leaves only its own case unscored, with the reason.
 """
 
 import json
@@ -12,6 +19,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
+from assay.bounded_regex import PatternError
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
@@ -40,7 +48,8 @@ def _reject_constant(name: str) -> Any:
 
 def load_json(text: str) -> tuple[Any, dict[str, Any] | None]:
     """(document, None) for strict JSON (NaN and Infinity rejected), else (None, why): the parser's message
-    and, for a syntax error, its line and column in ``text`` itself (a stripped fence shifts nothing)."""
+    and, for a syntax error, its line and column in ``text`` itself (a stripped fence shifts nothing).
+    JSON nested too deeply for Python's parser raises ``RecursionError``: it may be valid, so it is no failure."""
     body = strip_json_fence(text)
     try:
         return json.loads(body, parse_constant=_reject_constant), None
@@ -73,24 +82,40 @@ def validation_errors(sources: list[tuple[str, Any]], document: Any) -> dict[str
         named = {"schema": label} if len(sources) > 1 else {}
         try:
             for error in islice(validator.iter_errors(document), MAX_LISTED_ERRORS + 1 - len(errors)):
-                message = error.message
-                if len(message) > MAX_MESSAGE_CHARS:
-                    message = message[: MAX_MESSAGE_CHARS - 3] + "..."
-                errors.append(named | {"path": error.json_path, "message": message})
+                errors.append(named | {"path": error.json_path, "message": _cut(error.message)})
         except Unresolvable as error:
             errors.append(named | {"path": "$", "message": f"schema reference cannot be resolved: {error}"})
+        except (PatternError, RecursionError) as error:  # the verdict stands; only the listing stops early
+            errors.append(named | {"path": "$", "message": _cut(f"listing stopped: {_why(error)}")})
         if len(errors) > MAX_LISTED_ERRORS:
             return {"validation_errors": errors[:MAX_LISTED_ERRORS], "more_validation_errors": True}
     return {"validation_errors": errors}
 
 
+def _cut(message: str) -> str:
+    return message if len(message) <= MAX_MESSAGE_CHARS else message[: MAX_MESSAGE_CHARS - 3] + "..."
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, RecursionError):
+        return "the schema or the answer nests too deeply to check"
+    return str(error)
+
+
 def schema_constraints(constraints: list[str]) -> list[tuple[int, str]]:
-    """(index, text) of the constraints that are JSON Schemas: JSON objects with a "$schema" or "type" key."""
+    """(index, text) of the constraints that are JSON Schemas: JSON objects with a "$schema" or "type" key.
+
+    A JSON object nested too deeply to parse cannot be told apart from a schema; it counts as one, so its case
+    is left unscored with the reason rather than silently checked against another schema (never raises)."""
     found = []
     for index, constraint in enumerate(constraints):
         try:
             document = json.loads(constraint)
         except ValueError:
+            continue
+        except RecursionError:
+            if constraint.lstrip().startswith("{"):
+                found.append((index, constraint))
             continue
         if isinstance(document, dict) and ("$schema" in document or "type" in document):
             found.append((index, constraint))
@@ -99,22 +124,36 @@ def schema_constraints(constraints: list[str]) -> list[tuple[int, str]]:
 
 @lru_cache(maxsize=256)
 def compiled_validator(schema_text: str) -> Any:
-    """A validator for the schema's declared draft (2020-12 when undeclared), checking "format" too."""
+    """A validator for the schema's declared draft (2020-12 when undeclared), checking "format" too, that
+    resolves only references inside the schema and runs its regexes on the bounded engine."""
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import Draft202012Validator, validator_for
+
+    from evaluators._schema_validators import LOCAL_REGISTRY, bounded_validator_class, unbounded_keyword_problem
 
     try:
         schema = json.loads(schema_text)
     except ValueError as error:
         raise SchemaProblem(f"is not valid JSON: {error}") from error
+    except RecursionError as error:
+        raise SchemaProblem("is nested too deeply to read as JSON") from error
     if not isinstance(schema, dict):
         raise SchemaProblem(f"must be a JSON object, got {type(schema).__name__}")
-    validator_class = validator_for(schema, default=Draft202012Validator)
+    if not isinstance(schema.get("$schema", ""), str):
+        raise SchemaProblem(f'has a "$schema" that is not a string: {schema["$schema"]!r}')
+    validator_class = bounded_validator_class(validator_for(schema, default=Draft202012Validator))
     try:
-        validator_class.check_schema(schema)
+        validator_class.check_schema(schema, format_checker=validator_class.FORMAT_CHECKER)
     except SchemaError as error:
         raise SchemaProblem(f"is not a valid JSON Schema: {error.message}") from error
-    return validator_class(schema, format_checker=validator_class.FORMAT_CHECKER)
+    except PatternError as error:
+        raise SchemaProblem(f"has a pattern that cannot be used: {error}") from error
+    except RecursionError as error:
+        raise SchemaProblem("is nested too deeply to check") from error
+    problem = unbounded_keyword_problem(schema)
+    if problem is not None:
+        raise SchemaProblem(problem)
+    return validator_class(schema, registry=LOCAL_REGISTRY, format_checker=validator_class.FORMAT_CHECKER)
 
 
 def _validator(case: CaseContext, label: str, schema_text: str) -> Any:
@@ -122,6 +161,22 @@ def _validator(case: CaseContext, label: str, schema_text: str) -> Any:
         return compiled_validator(schema_text)
     except SchemaProblem as error:
         raise Unscored(f"test case {case.test_case_key}: {label} {error}") from error
+
+
+def _conforms(case: CaseContext, label: str, validator: Any, document: Any) -> bool:
+    """Whether the document satisfies one schema; what keeps the check from finishing leaves the case unscored."""
+    from referencing.exceptions import Unresolvable
+
+    try:
+        return bool(validator.is_valid(document))
+    except Unresolvable as error:
+        target = repr(error.ref) if error.ref else _cut(str(error))
+        raise Unscored(
+            f"test case {case.test_case_key}: schema reference cannot be resolved: {label} refers to {target}, "
+            "which it does not define (only references inside the schema are followed; nothing is fetched)"
+        ) from error
+    except (PatternError, RecursionError) as error:
+        raise Unscored(f"test case {case.test_case_key}: {label} cannot be checked: {_why(error)}") from error
 
 
 def _failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
@@ -140,8 +195,10 @@ class JsonSchema(Evaluator):
             "Checks that the actual answer is valid JSON (a ```json fence around it is accepted) and that it "
             "validates against a JSON Schema: the schema given in the test case's constraints (a constraint "
             'that is a JSON object with a "$schema" or "type" key), else the json_schema parameter; an empty '
-            "schema {} checks parseability only. Invalid JSON and schema violations fail the case; a malformed "
-            "schema leaves it unscored."
+            "schema {} checks parseability only, also for cases without any schema unless "
+            "check_cases_without_schema is off (as under --evaluators all). Invalid JSON and schema violations "
+            "fail the case; a malformed schema, a remote $ref or a schema regex that runs out of time leaves it "
+            "unscored."
         ),
         domain="generation",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
@@ -194,26 +251,42 @@ class JsonSchema(Evaluator):
         },
     )
 
+    check_cases_without_schema: bool = field(
+        default=True,
+        metadata={
+            "description": (
+                "Whether a case with no schema constraint, a text response format and no json_schema parameter "
+                "is checked for parseability as JSON (True, as when the evaluator is chosen by name) or left "
+                "unscored as not applicable (False, what --evaluators all uses, so free-text answers of a "
+                "question-answering suite are not counted as JSON failures)."
+            )
+        },
+    )
+
     def not_applicable(self, case: CaseContext) -> str | None:
-        """A JSON check only applies where JSON is expected: a schema constraint, a JSON response format, or
-        a schema given to the evaluator; free-text answers of a question-answering suite are not failures."""
-        if schema_constraints(case.constraints) or case.response_format == "json" or self.json_schema.strip() != "{}":
+        """Where no JSON is expected (no schema constraint, a text response format, no json_schema parameter)
+        the case is still checked for parseability unless ``check_cases_without_schema`` is off."""
+        if self.check_cases_without_schema or self.json_schema.strip() != "{}":
+            return None
+        if schema_constraints(case.constraints) or case.response_format == "json":
             return None
         return "no JSON schema in its constraints, response format text, and no json_schema parameter"
 
     def score(self, case: CaseContext) -> Scored:
-        from referencing.exceptions import Unresolvable
-
         sources = [
             (f"constraint {index + 1} (a JSON Schema)", text) for index, text in schema_constraints(case.constraints)
         ]
         sources = sources or [("the json_schema parameter", self.json_schema)]
         validators = [(label, _validator(case, label, text)) for label, text in sources]
-        document, parse_error = load_json(case.actual_output or "")
         try:
-            valid = parse_error is None and all(validator.is_valid(document) for _, validator in validators)
-        except Unresolvable as error:
-            raise Unscored(f"test case {case.test_case_key}: schema reference cannot be resolved: {error}") from error
+            document, parse_error = load_json(case.actual_output or "")
+        except RecursionError as error:
+            raise Unscored(
+                f"test case {case.test_case_key}: the answer nests too deeply to parse as JSON, so it cannot be checked"
+            ) from error
+        valid = parse_error is None and all(
+            _conforms(case, label, validator, document) for label, validator in validators
+        )
         failed = 0.0 if valid else 1.0
         scores = {"model_passes": 1.0 - failed, "model_failures": failed, "model_generation_failures": failed}
         if valid:

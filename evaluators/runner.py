@@ -10,19 +10,30 @@ from assay.models.evaluation import CaseScores, EvaluationResult, MetricAggregat
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 
+def _error_reason(error: Exception) -> str:
+    return f"evaluator error: {type(error).__name__}: {error}"
+
+
+def skip_reason(evaluator: Evaluator, case: CaseContext) -> str | None:
+    """Why the case is not scored before ``score`` is even tried (host error, missing input, not applicable),
+    or None. ``not_applicable`` runs under the per-case guard: what it raises is that case's reason."""
+    if case.host_error is not None:
+        return f"host error: {case.host_error}"
+    missing = case.missing(evaluator.spec.required_inputs)
+    if missing:
+        return f"missing input: {', '.join(missing)}"
+    try:
+        reason = evaluator.not_applicable(case)
+    except Exception as error:  # a plugin bug is recorded on the case, it never aborts the run
+        return _error_reason(error)
+    return None if reason is None else f"not applicable: {reason}"
+
+
 def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
     """Score one case; every way of not scoring becomes a recorded reason, never a zero."""
     outcome = CaseScores(test_case_key=case.test_case_key, model_key=case.model_key)
-    if case.host_error is not None:
-        outcome.unscored_reason = f"host error: {case.host_error}"
-        return outcome
-    missing = case.missing(evaluator.spec.required_inputs)
-    if missing:
-        outcome.unscored_reason = f"missing input: {', '.join(missing)}"
-        return outcome
-    reason = evaluator.not_applicable(case)
-    if reason is not None:
-        outcome.unscored_reason = f"not applicable: {reason}"
+    outcome.unscored_reason = skip_reason(evaluator, case)
+    if outcome.unscored_reason is not None:
         return outcome
     try:
         scored = evaluator.score(case)
@@ -31,7 +42,7 @@ def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
         outcome.scores = dict(unscored.scores)
         return outcome
     except Exception as error:  # a plugin bug is recorded on the case, it never aborts the run
-        outcome.unscored_reason = f"evaluator error: {type(error).__name__}: {error}"
+        outcome.unscored_reason = _error_reason(error)
         return outcome
     if isinstance(scored, Scored):
         scores, outcome.details = dict(scored.scores), dict(scored.details)
@@ -77,31 +88,33 @@ def aggregate(
     return result, details
 
 
+def _prepare(evaluator: Evaluator, cases: list[CaseContext]) -> str | None:
+    """Why no case can be scored (evaluator unavailable here, failed batch), or None once ``prepare`` ran."""
+    try:
+        reason = evaluator.unavailable_reason()
+        if reason is None:
+            evaluator.prepare(cases)
+    except Unscored as unscored:
+        return unscored.reason
+    except Exception as error:  # a failed batch (inference, I/O) marks its cases, it never aborts the run
+        return _error_reason(error)
+    return reason
+
+
 def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
     started = time.perf_counter()
     cases = [CaseContext.from_row(row) for row in lab.rows]
-    scorable = [
-        index
-        for index, case in enumerate(cases)
-        if not case.host_error
-        and not case.missing(evaluator.spec.required_inputs)
-        and evaluator.not_applicable(case) is None
-    ]
-    prepare_error = evaluator.unavailable_reason()
-    if prepare_error is None:
-        try:
-            evaluator.prepare([cases[index] for index in scorable])
-        except Unscored as unscored:
-            prepare_error = unscored.reason
-        except Exception as error:  # a failed batch (inference, I/O) marks its cases, it never aborts the run
-            prepare_error = f"evaluator error: {type(error).__name__}: {error}"
+    skipped = [skip_reason(evaluator, case) for case in cases]
+    scorable = [index for index, reason in enumerate(skipped) if reason is None]
+    prepare_error = _prepare(evaluator, [cases[index] for index in scorable])
     blocked = set(scorable) if prepare_error else set()
-    rows = [
-        CaseScores(test_case_key=case.test_case_key, model_key=case.model_key, unscored_reason=prepare_error)
-        if index in blocked
-        else score_case(evaluator, case)
-        for index, case in enumerate(cases)
-    ]
+    rows = []
+    for index, case in enumerate(cases):
+        reason = prepare_error if index in blocked else skipped[index]
+        if reason is None:
+            rows.append(score_case(evaluator, case))
+        else:
+            rows.append(CaseScores(test_case_key=case.test_case_key, model_key=case.model_key, unscored_reason=reason))
     aggregates, details = aggregate(evaluator, cases, rows)
     return EvaluationResult(
         evaluator=evaluator.full_spec(),

@@ -1,10 +1,32 @@
 """Which evaluators a run can use: ``--evaluators all`` keeps those whose inputs the test lab provides."""
 
 from collections.abc import Sequence
+from typing import Any
 
 from assay.models import TestLab
-from evaluators.base import CaseContext, Services
+from evaluators.base import CaseContext, Evaluator, Services
 from evaluators.registry import build_evaluator, evaluator_ids
+
+# Parameters ``--evaluators all`` runs an evaluator with, below the user's own. An evaluator chosen by name
+# does what its manual entry says for every case (json_schema checks parseability where a case has no
+# schema); run for every evaluator at once, it keeps to the cases it is meant for.
+ALL_SELECTION_PARAMETERS: dict[str, dict[str, Any]] = {"json_schema": {"check_cases_without_schema": False}}
+
+
+def parameters_under_all(evaluator_id: str, user_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The parameters to build ``evaluator_id`` with when the run asked for ``all``: the selection's defaults
+    (``ALL_SELECTION_PARAMETERS``) overridden by what the user set."""
+    return ALL_SELECTION_PARAMETERS.get(evaluator_id, {}) | (user_parameters or {})
+
+
+def run_parameters(
+    requested: Sequence[str], evaluator_id: str, user_parameters: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The parameters ``evaluator_id`` runs with: under ``all`` the selection's defaults apply (a JSON check
+    only where JSON is expected), when named explicitly only what the user set."""
+    if list(requested) == ["all"]:
+        return parameters_under_all(evaluator_id, user_parameters)
+    return dict(user_parameters or {})
 
 
 def select_evaluators(
@@ -13,8 +35,9 @@ def select_evaluators(
     """Return (evaluator ids to run, {skipped id: reason}).
 
     ``["all"]`` means every registered evaluator that at least one answered case has the inputs for and
-    that is available here (model weights present, judge configured). Explicitly named evaluators always
-    run: their unscored cases then carry the reason.
+    that is available here (model weights present, judge configured), judged with the parameters of
+    ``parameters_under_all``. Explicitly named evaluators always run: their unscored cases then carry the
+    reason.
     """
     if list(requested) != ["all"]:
         return list(requested), {}
@@ -22,20 +45,36 @@ def select_evaluators(
     selected: list[str] = []
     skipped: dict[str, str] = {}
     for evaluator_id in evaluator_ids():
-        evaluator = build_evaluator(evaluator_id, services)
-        inputs = evaluator.spec.required_inputs
-        if not any(not context.missing(inputs) for context in contexts):
-            missing = sorted({name for context in contexts for name in context.missing(inputs)}) or list(inputs)
-            skipped[evaluator_id] = f"no answered test case has {', '.join(missing)}"
-            continue
-        with_inputs = [context for context in contexts if not context.missing(inputs)]
-        reasons = [evaluator.not_applicable(context) for context in with_inputs]
-        if all(reason is not None for reason in reasons):
-            skipped[evaluator_id] = f"applies to no test case ({reasons[0]})"
-            continue
-        reason = evaluator.unavailable_reason()
-        if reason is not None:
+        try:
+            evaluator = build_evaluator(evaluator_id, services, **parameters_under_all(evaluator_id))
+            reason = _skip_reason(evaluator, contexts)
+        except Exception as error:  # a broken plugin is reported as skipped, it never aborts the selection
+            reason = f"evaluator error: {type(error).__name__}: {error}"
+        if reason is None:
+            selected.append(evaluator_id)
+        else:
             skipped[evaluator_id] = reason
-            continue
-        selected.append(evaluator_id)
     return selected, skipped
+
+
+def _skip_reason(evaluator: Evaluator, contexts: Sequence[CaseContext]) -> str | None:
+    """Why ``--evaluators all`` leaves the evaluator out (no case has its inputs, it applies to none, it is
+    unavailable here), or None to run it."""
+    inputs = evaluator.spec.required_inputs
+    with_inputs = [context for context in contexts if not context.missing(inputs)]
+    if not with_inputs:
+        missing = sorted({name for context in contexts for name in context.missing(inputs)}) or list(inputs)
+        return f"no answered test case has {', '.join(missing)}"
+    reasons = [_not_applicable(evaluator, context) for context in with_inputs]
+    if all(reason is not None for reason in reasons):
+        return f"applies to no test case ({reasons[0]})"
+    return evaluator.unavailable_reason()
+
+
+def _not_applicable(evaluator: Evaluator, context: CaseContext) -> str | None:
+    """``evaluator.not_applicable`` that never aborts the selection: a case it raises on counts as one the
+    evaluator applies to, so the run records the error on that case instead of hiding the evaluator."""
+    try:
+        return evaluator.not_applicable(context)
+    except Exception:  # recorded per case by the runner, which calls it under its own guard
+        return None

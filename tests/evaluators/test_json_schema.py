@@ -106,8 +106,9 @@ def test_json_response_format_without_schema_checks_parseability_only() -> None:
     assert score(actual_output="{oops}", response_format="json") == FAIL
 
 
-def test_free_text_cases_without_schema_are_not_applicable() -> None:
-    outcome = score_case(build_evaluator("json_schema"), CaseContext.build(actual_output="The fee is £25."))
+def test_free_text_cases_without_schema_are_not_applicable_when_the_selection_says_so() -> None:
+    evaluator = build_evaluator("json_schema", check_cases_without_schema=False)
+    outcome = score_case(evaluator, CaseContext.build(actual_output="The fee is £25."))
     assert outcome.unscored_reason == (
         "not applicable: no JSON schema in its constraints, response format text, and no json_schema parameter"
     )
