@@ -1,9 +1,11 @@
 """Loading a corpus from a folder and cutting it into retrievable chunks."""
 
+import io
 from importlib import resources
 from pathlib import Path
 
 from assay.embeddings.sentences import split_sentences
+from assay.formats.errors import read_bytes
 from assay.models import Chunk, Corpus, Document
 
 CORPUS_SUFFIXES = {".md", ".txt", ".pdf"}
@@ -15,14 +17,19 @@ def sample_data_path() -> Path:
 
 
 def load_corpus(folder: Path, name: str | None = None) -> Corpus:
-    """Every .md/.txt/.pdf file under ``folder`` becomes a document whose URI is its relative path."""
+    """Every .md/.txt/.pdf file under ``folder`` becomes a document whose URI is its relative path.
+
+    A document that cannot be read as a plain file (a FIFO, a device, a broken link, one over the input size
+    limit) is an error naming it rather than a hang or a silently smaller corpus.
+    """
     if not folder.is_dir():
         raise FileNotFoundError(f"corpus folder {folder} does not exist")
     documents = []
     for path in sorted(folder.rglob("*")):
-        if path.suffix.lower() not in CORPUS_SUFFIXES or not path.is_file():
+        if path.suffix.lower() not in CORPUS_SUFFIXES or path.is_dir():
             continue
-        text = _pdf_text(path) if path.suffix.lower() == ".pdf" else _plain_text(path)
+        data = read_bytes(path)
+        text = _pdf_text(path, data) if path.suffix.lower() == ".pdf" else _plain_text(path, data)
         first_line = text.lstrip().splitlines()[0] if text.strip() else ""
         title = first_line.lstrip("#").strip() if first_line.startswith("#") else path.stem
         documents.append(Document(uri=path.relative_to(folder).as_posix(), title=title, text=text))
@@ -31,22 +38,24 @@ def load_corpus(folder: Path, name: str | None = None) -> Corpus:
     return Corpus(name=name or folder.name, documents=documents)
 
 
-def _plain_text(path: Path) -> str:
+def _plain_text(path: Path, data: bytes) -> str:
+    """UTF-8 text with Windows and old Mac line ends made ``\\n``, as a text-mode read would, so paragraphs
+    still split on blank lines."""
     try:
-        return path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not UTF-8 text ({error})") from error
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _pdf_text(path: Path) -> str:
+def _pdf_text(path: Path, data: bytes) -> str:
     """The text layer of every page, pages separated by blank lines; scanned PDFs without text are refused."""
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
 
     try:
-        pages = [page.extract_text() or "" for page in PdfReader(path).pages]
-    except (PdfReadError, ValueError, OSError) as error:
-        raise ValueError(f"{path}: unreadable PDF ({error})") from error
+        pages = [page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages]
+    except Exception as error:  # pypdf raises many kinds (KeyError, TypeError...) on malformed files
+        raise ValueError(f"{path}: unreadable PDF ({type(error).__name__}: {error})") from error
     text = "\n\n".join(page.strip() for page in pages if page.strip())
     if not text:
         raise ValueError(f"{path}: the PDF has no text layer (scanned pages need OCR first)")

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from assay.formats.errors import read_text
+
 RUN_FILE = "run.json"
 
 
@@ -36,7 +38,7 @@ def start_run(out_dir: Path, inputs_fingerprint: str, run_id: str | None = None)
     now = datetime.now(UTC)
     if run_id is None and path.exists():
         try:
-            previous = RunRecord.model_validate_json(path.read_text(encoding="utf-8"))
+            previous = RunRecord.model_validate_json(read_text(path))
         except ValueError:
             previous = None
         if previous and previous.status == "running" and previous.fingerprint == inputs_fingerprint:

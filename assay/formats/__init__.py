@@ -1,19 +1,21 @@
 """Import and export of test suites and test labs in Assay's and other tools' file formats.
 
 ``import_file(path, "mlflow")`` reads a file into a `TestSuite` or `TestLab`; ``export_file(obj, path,
-"ragas")`` writes one. Every problem with a file raises `FormatError` naming the file, the field or line, and
-what was expected. Line-based variants (JSONL vs JSON, CSV) are chosen by the file's extension.
+"ragas")`` writes one; ``import_file(path)`` detects the format from the content first (`detect_format`).
+Every problem with a file raises `FormatError` naming the file, the field or line, and what was expected.
+Line-based variants (JSONL vs JSON, CSV) are chosen by the file's extension.
 """
 
 from collections.abc import Callable
 from pathlib import Path
 
 from assay.formats import eval_studio, mlflow, native, ragas
+from assay.formats.detect import AUTO, detect_format
 from assay.formats.errors import FormatError
 from assay.formats.native import detect_kind
 from assay.models import TestLab, TestSuite
 
-__all__ = ["FORMATS", "FormatError", "detect_kind", "export_file", "import_file"]
+__all__ = ["AUTO", "FORMATS", "FormatError", "detect_format", "detect_kind", "export_file", "import_file"]
 
 Importer = Callable[[Path, str], TestSuite | TestLab]
 Exporter = Callable[[TestSuite | TestLab, Path, str | None], None]
@@ -56,10 +58,12 @@ def _check_format(format: str, path: Path) -> None:
         raise FormatError(path, "", f"unknown format {format!r}; expected one of {known}")
 
 
-def import_file(path: Path | str, format: str, *, model_key: str = "imported") -> TestSuite | TestLab:
-    """Read ``path`` as ``format``; ``model_key`` names the model whose answers a flat file (mlflow, ragas)
-    holds when it imports as a lab."""
+def import_file(path: Path | str, format: str = AUTO, *, model_key: str = "imported") -> TestSuite | TestLab:
+    """Read ``path`` as ``format`` (`AUTO`: detected from the content); ``model_key`` names the model whose
+    answers a flat file (mlflow, ragas) holds when it imports as a lab."""
     path = Path(path)
+    if format == AUTO:
+        format = detect_format(path)
     _check_format(format, path)
     return _IMPORTERS[format](path, model_key)
 

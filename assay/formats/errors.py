@@ -3,26 +3,45 @@
 Every problem with an input file is reported as ``<file>: <where>: <what was expected>`` so that a person can
 open the file and fix it without reading a traceback. ``<where>`` is a JSON path (``tests[0].test_cases[2]
 .prompt``) or, for line-based files, ``line N`` with the field or column.
+
+Reading is bounded so that no input can hang or crash an import: only regular files are opened (a FIFO would
+block forever), files over `MAX_INPUT_BYTES` are refused before being read, and JSON nested deeper than
+`MAX_JSON_DEPTH` is refused instead of overflowing the stack of whatever walks it later.
 """
 
 import json
-import types
+import os
+import stat
+import sys
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, TypeVar
 
-from pydantic import AliasChoices, BaseModel, ValidationError
+from pydantic import BaseModel, ValidationError
 
-Loc = tuple[str | int, ...]
+from assay.formats.explain import Loc, explain, preview
+from assay.formats.json_depth import deeper_than, offset_beyond
+
 Locator = Callable[[Loc], str]
 """Turns a pydantic error location inside one record into a location in the file."""
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 MAX_LISTED_ERRORS = 5
-_PLURALS = {"a string": "strings", "an integer": "integers", "a number": "numbers", "an object": "objects"}
+MAX_INPUT_BYTES = 512 * 1024 * 1024
+"""Largest input file read; larger ones are refused before reading rather than exhausting memory."""
+MAX_JSON_DEPTH = 100
+"""Deepest JSON nesting read: far beyond any real suite or lab, far below Python's recursion limit."""
+
 _KEY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://assay.dev/formats/stable-key")
+_NON_BLOCKING = getattr(os, "O_NONBLOCK", 0)  # opening a FIFO swapped in after the check must not block
+_SPECIAL_FILES = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 class FormatError(ValueError):
@@ -74,82 +93,12 @@ def stable_key(*parts: str | int) -> str:
     return str(uuid.uuid5(_KEY_NAMESPACE, "/".join(str(part) for part in parts)))
 
 
-def preview(value: object, limit: int = 40) -> str:
-    """A short JSON rendering of an offending value for error messages."""
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def describe(annotation: object) -> str | None:
-    """What a person should write for a field of this type, e.g. ``a list of strings``."""
-    origin, args = get_origin(annotation), get_args(annotation)
-    basic = {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object"}
-    if annotation in basic:
-        return basic[annotation]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return "an object"
-    if origin is Literal:
-        return "one of " + ", ".join(repr(arg) for arg in args)
-    if origin in (list, tuple, set):
-        item = describe(args[0]) if args else None
-        return f"a list of {_PLURALS[item]}" if item in _PLURALS else "a list"
-    if origin is dict:
-        return "an object"
-    if origin in (Union, types.UnionType):
-        named = [describe(arg) for arg in args if arg is not type(None)]
-        return " or ".join(name for name in named if name) or None
-    return None
-
-
-def _field_of(model: type[BaseModel], name: str) -> Any:
-    for field_name, field in model.model_fields.items():
-        aliases = field.validation_alias.choices if isinstance(field.validation_alias, AliasChoices) else []
-        if name == field_name or name == field.alias or name in aliases:
-            return field
-    return None
-
-
-def expected_at(model: type[BaseModel], loc: Loc) -> str | None:
-    """What the field at ``loc`` of ``model`` expects; a wire model's field ``description`` overrides."""
-    annotation: object = model
-    description = None
-    for part in loc:
-        args = [arg for arg in get_args(annotation) if arg is not type(None)]
-        if get_origin(annotation) in (Union, types.UnionType) and len(args) == 1:
-            annotation, args = args[0], list(get_args(args[0]))
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel) and isinstance(part, str):
-            field = _field_of(annotation, part)
-            if field is None:
-                return None
-            annotation, description = field.annotation, field.description
-        elif args:
-            annotation, description = args[-1], None  # list item or dict value
-        else:
-            return None
-    return description or describe(annotation)
-
-
-def _explain(error: Any, model: type[BaseModel] | None) -> str:
-    kind, loc = error["type"], tuple(error["loc"])
-    expected = expected_at(model, loc) if model else None
-    if kind == "missing":
-        return f"field required (expected {expected})" if expected else "field required"
-    if kind.endswith(("_type", "_parsing")) and expected:
-        message = f"expected {expected}"
-    else:
-        message = str(error["msg"]).removeprefix("Value error, ")
-        message = message[:1].lower() + message[1:]
-    if kind in ("value_error", "assertion_error"):
-        return message  # a validator's own message already says what is wrong
-    return f"{message} (got {preview(error['input'])})"
-
-
 def from_validation_error(
     error: ValidationError, path: Path, *, model: type[BaseModel] | None = None, where: Locator = at_path
 ) -> FormatError:
     """One `FormatError` located at the first problem; the message also lists the next few problems."""
     details = error.errors()
-    located = [(where(tuple(detail["loc"])), _explain(detail, model)) for detail in details]
+    located = [(where(tuple(detail["loc"])), explain(detail, model)) for detail in details]
     location, message = located[0]
     others = [f"{loc}: {msg}" if loc else msg for loc, msg in located[1:MAX_LISTED_ERRORS]]
     if others:
@@ -167,16 +116,45 @@ def validate(model: type[ModelT], data: object, path: Path, *, where: Locator = 
         raise from_validation_error(error, path, model=model, where=where) from None
 
 
-def read_text(path: Path) -> str:
-    """The file's text; missing, unreadable, empty and non-UTF-8 files are reported by name."""
+def _size(count: int) -> str:
+    return f"{count / 2**20:.1f} MiB" if count >= 2**20 else f"{count} bytes"
+
+
+def _check_regular(path: Path, status: os.stat_result) -> None:
+    """Refuse anything but a regular file: reading a FIFO or a device could block or never end."""
+    if stat.S_ISDIR(status.st_mode):
+        raise FormatError(path, "", "is a directory, expected a file")
+    if not stat.S_ISREG(status.st_mode):
+        kind = next((name for is_kind, name in _SPECIAL_FILES if is_kind(status.st_mode)), "a special file")
+        raise FormatError(path, "", f"is not a regular file ({kind})")
+    if status.st_size > MAX_INPUT_BYTES:
+        message = f"is {_size(status.st_size)}, larger than the {_size(MAX_INPUT_BYTES)} an input file may be"
+        raise FormatError(path, "", message)
+
+
+def read_bytes(path: Path) -> bytes:
+    """The content of a regular file of at most `MAX_INPUT_BYTES`; anything else is a `FormatError`.
+
+    The file is checked before it is opened (opening a FIFO for reading blocks until a writer comes), and
+    again once open, without blocking, in case the path was replaced in between.
+    """
     try:
-        data = path.read_bytes()
+        _check_regular(path, path.stat())
+        with open(path, "rb", opener=lambda name, flags: os.open(name, flags | _NON_BLOCKING)) as file:
+            _check_regular(path, os.fstat(file.fileno()))
+            data = file.read(MAX_INPUT_BYTES + 1)
     except FileNotFoundError:
         raise FormatError(path, "", "file not found") from None
-    except IsADirectoryError:
-        raise FormatError(path, "", "is a directory, expected a file") from None
     except OSError as error:
         raise FormatError(path, "", f"cannot read the file ({error.strerror})") from None
+    if len(data) > MAX_INPUT_BYTES:  # it grew after the check
+        raise FormatError(path, "", f"is larger than the {_size(MAX_INPUT_BYTES)} an input file may be")
+    return data
+
+
+def read_text(path: Path) -> str:
+    """The file's text; missing, special, oversized, unreadable, empty and non-UTF-8 files are named."""
+    data = read_bytes(path)
     try:
         text = data.decode("utf-8-sig")  # tolerate the BOM spreadsheet programs put in front of CSV files
     except UnicodeDecodeError as error:
@@ -189,13 +167,30 @@ def read_text(path: Path) -> str:
     return text
 
 
+def _too_deep(text: str, path: Path, line: int | None) -> FormatError:
+    offset = offset_beyond(text, MAX_JSON_DEPTH) or 0
+    number = text.count("\n", 0, offset) + (1 if line is None else line)
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return FormatError(path, f"line {number} column {column}", f"nested deeper than {MAX_JSON_DEPTH} levels")
+
+
 def parse_json(text: str, path: Path, line: int | None = None) -> Any:
-    """Parse JSON text; ``line`` is the line of ``text`` within the file, for JSONL."""
+    """Parse JSON text of at most `MAX_JSON_DEPTH` levels; ``line`` is the line of ``text`` within the file,
+    for JSONL."""
     try:
-        return json.loads(text)
+        value = json.loads(text)
     except json.JSONDecodeError as error:
         number = error.lineno if line is None else line + error.lineno - 1
         raise FormatError(path, f"line {number} column {error.colno}", f"invalid JSON: {error.msg}") from None
+    except RecursionError:
+        raise _too_deep(text, path, line) from None
+    except ValueError:  # the only other failure: an integer too long for int() (CVE-2020-10735 guard)
+        limit = sys.get_int_max_str_digits()
+        where = "" if line is None else f"line {line}"
+        raise FormatError(path, where, f"invalid JSON: a number has more than {limit} digits") from None
+    if deeper_than(value, MAX_JSON_DEPTH):
+        raise _too_deep(text, path, line)
+    return value
 
 
 def load_json(path: Path) -> Any:

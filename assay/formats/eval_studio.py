@@ -19,7 +19,7 @@ Mapping decisions:
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, FiniteFloat
 
 from assay.formats.errors import FormatError, json_path, load_json, preview, stable_key, validate, write_json
 from assay.models import (
@@ -76,7 +76,7 @@ class _CaseFields(BaseModel):
     sources: list[str] = Field(default_factory=list)
     assertions: list[Assertion] = Field(default_factory=list)
     response_format: Literal["text", "json"] = "text"
-    weight: float = Field(default=1.0, ge=0, le=1)
+    weight: FiniteFloat = Field(default=1.0, ge=0, le=1)
     topic: str | None = None
     generator: str | None = None
 
@@ -112,7 +112,7 @@ class _WireChunk(BaseModel):
     text: str = Field(validation_alias=AliasChoices("text", "content", "chunk", "page_content"))
     doc_uri: str = Field(default="", validation_alias=AliasChoices("doc_uri", "uri", "source", "url"))
     rank: int | None = Field(default=None, ge=0)
-    score: float | None = None
+    score: FiniteFloat | None = None
 
 
 class _WireInput(_CaseFields):
@@ -123,8 +123,8 @@ class _WireInput(_CaseFields):
     corpus: list[str] = Field(default_factory=list)
     context: list[Any] = Field(default_factory=list, description="a list of strings or objects with text")
     actual_output: str | None = None
-    actual_duration: float | None = Field(default=None, ge=0)
-    cost: float | None = Field(default=None, ge=0)
+    actual_duration: FiniteFloat | None = Field(default=None, ge=0)
+    cost: FiniteFloat | None = Field(default=None, ge=0)
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     model_key: str

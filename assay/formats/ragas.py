@@ -3,7 +3,8 @@
 Columns: ``user_input`` (the prompt), ``response``, ``retrieved_contexts`` (list of strings), ``reference``
 (the expected answer) and ``reference_contexts``. In CSV a list cell holds a JSON list or a Python list
 literal, which is what ``pandas.DataFrame.to_csv`` writes for list columns. An empty CSV cell counts as
-absent, so an empty response cannot be told from a missing one there.
+absent, so an empty response cannot be told from a missing one there. CSV is read strictly
+(`assay.formats.tables`): an unbalanced quote is an error naming its line, never rows merged into one.
 
 Ragas has no id column: keys are derived from the row position and the question, so re-importing the same
 file gives the same keys. ``reference_contexts`` are read but not kept, because `TestCase` has no field for
@@ -25,7 +26,6 @@ from assay.formats.errors import (
     at_cell,
     load_records,
     preview,
-    read_text,
     stable_key,
     validate,
     write_json,
@@ -33,6 +33,7 @@ from assay.formats.errors import (
     write_text,
 )
 from assay.formats.mlflow import FlatRecord, assemble, flatten
+from assay.formats.tables import read_csv
 from assay.models import RetrievedChunk, TestCase, TestLab, TestSuite
 
 LIST_COLUMNS = ("retrieved_contexts", "reference_contexts")
@@ -52,7 +53,7 @@ def parse_list_cell(text: str) -> list[str]:
     """A list of strings from a cell: JSON first, then a Python literal; ValueError when it is neither."""
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):  # a list nested a thousand levels deep is not a list cell
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
@@ -89,22 +90,20 @@ def _flat_record(index: int, raw: dict[str, Any], path: Path, where: Locator) ->
 
 def _csv_rows(path: Path) -> list[tuple[Locator, dict[str, Any]]]:
     """The CSV's rows as records of their non-empty cells, each with the locator naming its line."""
-    reader = csv.reader(io.StringIO(read_text(path), newline=""))
-    header = [name.strip() for name in next(reader)]
+    header_cells, rows = read_csv(path)
+    header = [name.strip() for name in header_cells]
     if "user_input" not in header:
         raise FormatError(path, "line 1", f"missing column 'user_input' (found columns {header})")
-    rows: list[tuple[Locator, dict[str, Any]]] = []
-    start = reader.line_num + 1
-    for cells in reader:
-        line, start = start, reader.line_num + 1  # a quoted cell may span lines; report where the row starts
+    records: list[tuple[Locator, dict[str, Any]]] = []
+    for line, cells in rows:
         if not any(cell.strip() for cell in cells):
             continue
         if len(cells) > len(header):
             message = f"{len(cells)} cells but the header has {len(header)} columns"
             raise FormatError(path, f"line {line}", message)
         record = {name: cell for name, cell in zip(header, cells, strict=False) if cell != ""}
-        rows.append((lambda loc, n=line: at_cell(n, loc), record))
-    return rows
+        records.append((lambda loc, n=line: at_cell(n, loc), record))
+    return records
 
 
 def import_ragas(path: Path, *, model_key: str = "imported") -> TestSuite | TestLab:

@@ -2,7 +2,7 @@
 
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, FiniteFloat, model_validator
 
 from assay.models.base import DomainModel
 
@@ -26,12 +26,12 @@ class Assertion(DomainModel):
     type: AssertionType
     targets: list[str] = Field(default_factory=list)
     arguments: dict[str, Any] = Field(default_factory=dict)
-    threshold: float | None = Field(default=None, ge=0)
+    threshold: FiniteFloat | None = Field(default=None, ge=0)
     negate: bool = False
     ignore_case: bool = False
     json_path: str | None = Field(default=None, pattern=r"^\$")
     turn: int | None = None
-    weight: float = Field(default=1.0, ge=0, le=1)
+    weight: FiniteFloat = Field(default=1.0, ge=0, le=1)
 
     @model_validator(mode="after")
     def _has_what_its_type_needs(self) -> "Assertion":

@@ -1,6 +1,6 @@
 """Test labs: test cases resolved against one or more systems under test."""
 
-from pydantic import Field, model_validator
+from pydantic import Field, FiniteFloat, model_validator
 
 from assay.models.base import DomainModel, PersistedModel
 from assay.models.hosts import ModelHost
@@ -11,7 +11,7 @@ class RetrievedChunk(DomainModel):
     text: str
     doc_uri: str = ""
     rank: int = Field(default=0, ge=0, description="0 is the chunk the retriever ranked first.")
-    score: float | None = None
+    score: FiniteFloat | None = None
 
 
 class ToolCall(DomainModel):
@@ -29,8 +29,8 @@ class TestLabRow(DomainModel):
     model_key: str
     actual_output: str | None = None
     context: list[RetrievedChunk] = Field(default_factory=list)
-    actual_duration: float | None = Field(default=None, ge=0)
-    cost: float | None = Field(default=None, ge=0)
+    actual_duration: FiniteFloat | None = Field(default=None, ge=0)
+    cost: FiniteFloat | None = Field(default=None, ge=0)
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     tool_calls: list[ToolCall] = Field(default_factory=list)
@@ -61,6 +61,18 @@ class TestLab(PersistedModel):
             if row.model_key not in known:
                 raise ValueError(
                     f"rows[{index}].model_key {row.model_key!r} is not one of models[].key {sorted(known)}"
+                )
+        return self
+
+    @model_validator(mode="after")
+    def _each_case_answered_once_per_model(self) -> "TestLab":
+        """A second row for the same (model, test case) would be scored and counted twice."""
+        first_row: dict[tuple[str, str], int] = {}
+        for index, row in enumerate(self.rows):
+            first = first_row.setdefault((row.model_key, row.test_case.key), index)
+            if first != index:
+                raise ValueError(
+                    f"rows[{index}]: duplicate of rows[{first}] (model {row.model_key}, test case {row.test_case.key})"
                 )
         return self
 

@@ -2,7 +2,7 @@
 
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, FiniteFloat, model_validator
 
 from assay.models.assertions import Assertion
 from assay.models.base import DomainModel, PersistedModel
@@ -46,7 +46,9 @@ class TestCase(DomainModel):
     response_format: Literal["text", "json"] = Field(
         default="text", description="A json response must parse as JSON (seed 004) before assertions apply."
     )
-    weight: float = Field(default=1.0, ge=0, le=1, description="Weight of this case in weighted scores (seed 004).")
+    weight: FiniteFloat = Field(
+        default=1.0, ge=0, le=1, description="Weight of this case in weighted scores (seed 004)."
+    )
     topic: str | None = None
     generator: str | None = Field(default=None, description="Who wrote the case: a person, a generator id...")
 

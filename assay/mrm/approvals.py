@@ -4,7 +4,6 @@ Decisions are stored in ``<out>/decisions/<step>.json`` as they are made, so a r
 them instead of asking the reviewer again.
 """
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +55,10 @@ class ApprovalsFile(DomainModel):
 
 
 def load_approvals(path: Path) -> ApprovalsFile:
+    from assay.formats.errors import load_json
+
     try:
-        return ApprovalsFile.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        raise FileNotFoundError(f"approvals file {path} does not exist") from None
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{path}: line {error.lineno} column {error.colno}: {error.msg}") from None
+        return ApprovalsFile.model_validate(load_json(path))
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors())
         raise ValueError(f"{path}: {problems} (steps: {', '.join(STEPS)})") from None

@@ -1,0 +1,247 @@
+"""Hostile input files (issue 7, items 6-8): every importer answers with a `FormatError`, never a traceback,
+a hang, or rows silently lost or counted twice."""
+
+import json
+import os
+import socket
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from assay.corpora import load_corpus
+from assay.formats import FormatError, import_file
+from assay.formats import errors as format_errors
+from assay.models import ModelHost, TestCase, TestLab, TestLabRow
+from tests.support.formats import ALL_FORMAT_SUFFIXES
+from tests.support.formats import JSON_FORMAT_SUFFIXES as FORMAT_SUFFIXES
+
+
+def _nested(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def _lab_data() -> dict:
+    """A valid Assay lab: two models answering the same two test cases."""
+    rows = [
+        {"test_case": {"key": key, "prompt": f"{key}?"}, "model_key": model, "actual_output": "a"}
+        for model in ("m1", "m2")
+        for key in ("k1", "k2")
+    ]
+    models = [{"key": "m1", "type": "t"}, {"key": "m2", "type": "t"}]
+    return {"schema_version": 1, "name": "lab", "models": models, "rows": rows}
+
+
+# Item 6: nesting deep enough to overflow the stack, CSV cells over the csv module's default limit.
+
+
+@pytest.mark.parametrize("levels", [1_000, 100_000])
+@pytest.mark.parametrize(("format", "suffix"), FORMAT_SUFFIXES)
+def test_deeply_nested_json_is_a_format_error(tmp_path: Path, format: str, suffix: str, levels: int) -> None:
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(_nested(levels))
+    with pytest.raises(FormatError) as caught:
+        import_file(path, format)
+    assert (caught.value.location, caught.value.message) == ("line 1 column 101", "nested deeper than 100 levels")
+
+
+@pytest.mark.parametrize(("format", "suffix"), FORMAT_SUFFIXES)
+def test_deep_nesting_inside_a_record_names_its_line(tmp_path: Path, format: str, suffix: str) -> None:
+    record = '{"user_input": "q", "request": "q", "prompt": "p", "extra": ' + _nested(5_000) + "}"
+    path = tmp_path / f"deep{suffix}"
+    path.write_text('{"user_input": "q", "request": "q"}\n\n' + record if suffix == ".jsonl" else f"[\n\n{record}]")
+    with pytest.raises(FormatError, match=r"line 3 column \d+: nested deeper than 100 levels$"):
+        import_file(path, format)
+
+
+def test_nesting_is_bounded_even_where_json_would_parse_it(tmp_path: Path) -> None:
+    limit = format_errors.MAX_JSON_DEPTH
+    assert format_errors.parse_json(_nested(limit), tmp_path / "a.json") is not None
+    with pytest.raises(FormatError) as caught:
+        format_errors.parse_json('{"a":\n  ' + _nested(limit) + "}", tmp_path / "a.json")
+    assert caught.value.location == f"line 2 column {3 + limit - 1}"
+
+
+def test_deeply_nested_list_cell_in_csv_is_a_format_error(tmp_path: Path) -> None:
+    path = tmp_path / "lab.csv"
+    path.write_text(f'user_input,retrieved_contexts\nq,"{_nested(1_000)}"\n')
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "ragas")
+    assert caught.value.location == "line 2, column retrieved_contexts"
+    assert caught.value.message.startswith("expected a JSON list of strings or a Python list literal")
+
+
+def test_csv_cells_larger_than_the_csv_default_limit_import(tmp_path: Path) -> None:
+    answer = "long answer " * 20_000  # 240,000 characters, past csv's default 131,072
+    path = tmp_path / "lab.csv"
+    path.write_text(f'user_input,response\nq1,"{answer}"\nq2,short\n')
+    lab = import_file(path, "ragas")
+    assert isinstance(lab, TestLab)
+    assert [row.actual_output for row in lab.rows] == [answer, "short"]
+
+
+@pytest.mark.parametrize(("format", "suffix"), FORMAT_SUFFIXES)
+def test_overlong_integers_are_a_format_error(tmp_path: Path, format: str, suffix: str) -> None:
+    path = tmp_path / f"big{suffix}"
+    path.write_text('[{"user_input": "q", "request": "q", "n": ' + "9" * 5_000 + "}]")
+    with pytest.raises(FormatError, match="invalid JSON: a number has more than 4300 digits"):
+        import_file(path, format)
+
+
+# Item 7: FIFOs and other non-regular files, and files too large to read.
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize(("format", "suffix"), ALL_FORMAT_SUFFIXES)
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path, format: str, suffix: str) -> None:
+    path = tmp_path / f"pipe{suffix}"
+    os.mkfifo(path)
+    with pytest.raises(FormatError) as caught:
+        import_file(path, format)
+    assert str(caught.value) == f"{path}: is not a regular file (a FIFO)"
+
+
+def test_devices_and_sockets_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(FormatError) as device:
+        import_file("/dev/null", "assay")
+    assert str(device.value) == "/dev/null: is not a regular file (a character device)"
+    with tempfile.TemporaryDirectory() as short, socket.socket(socket.AF_UNIX) as server:
+        path = Path(short) / "s.json"  # socket paths are limited to about 100 characters
+        server.bind(str(path))
+        with pytest.raises(FormatError) as caught:
+            import_file(path, "assay")
+        assert caught.value.message == "is not a regular file (a socket)"
+
+
+def test_files_over_the_size_limit_are_refused_before_reading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(format_errors, "MAX_INPUT_BYTES", 64)
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(_lab_data()))
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "assay")
+    assert caught.value.message == f"is {path.stat().st_size} bytes, larger than the 64 bytes an input file may be"
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Iterator[Path]:
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "fees.md").write_text("# Fees\n\nA card costs £10.")
+    yield folder
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("name", ["notes.md", "notes.txt", "notes.pdf"])
+def test_a_fifo_in_a_corpus_is_reported_not_skipped_or_waited_on(corpus: Path, name: str) -> None:
+    os.mkfifo(corpus / name)
+    with pytest.raises(ValueError, match=rf"{name}: is not a regular file \(a FIFO\)$"):
+        load_corpus(corpus)
+
+
+def test_an_oversized_corpus_document_is_reported(corpus: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(format_errors, "MAX_INPUT_BYTES", 16)
+    with pytest.raises(ValueError, match=r"fees\.md: is \d+ bytes, larger than the 16 bytes"):
+        load_corpus(corpus)
+
+
+def test_corpus_documents_still_read_with_text_mode_line_ends(corpus: Path) -> None:
+    (corpus / "windows.txt").write_bytes(b"First paragraph.\r\n\r\nSecond paragraph.\r\n")
+    documents = {document.uri: document.text for document in load_corpus(corpus).documents}
+    assert documents["windows.txt"] == "First paragraph.\n\nSecond paragraph.\n"
+
+
+# Item 8: a stray quote merging CSV rows, duplicate lab rows, infinite numbers.
+
+
+@pytest.mark.parametrize(
+    ("text", "location", "message"),
+    [
+        ('user_input,response\nq1,"answer one\nq2,answer two\n', "line 2", "is never closed"),
+        ('user_input,response\nq1,"answer one\nq2,answer two', "line 2", "is never closed"),
+        ('user_input,response\r\nq1,"answer one\r\nq2,answer two\r\n', "line 2", "is never closed"),
+        ('user_input,response\nq1,"two\nlines"\nq2,ok\nq3,"open\nq4,x\n', "line 5", "is never closed"),
+        ('user_input,a,response\nq1,"two\nlines","open\nq2,x,y\n', "line 3", "is never closed"),
+        ('user_input,response\nq1,"answer one\nq2,answer two\nq3,answer three"\n', "line 2, column response", "line 3"),
+        ('user_input,response\nq1,"answer one\nq2,"answer two"\n', "line 3", 'must be doubled ("")'),
+    ],
+)
+def test_an_unbalanced_quote_in_ragas_csv_is_an_error_not_a_lost_row(
+    tmp_path: Path, text: str, location: str, message: str
+) -> None:
+    path = tmp_path / "lab.csv"
+    path.write_bytes(text.encode())
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "ragas")
+    assert caught.value.location == location
+    assert message in caught.value.message
+
+
+def test_quoted_cells_spanning_lines_still_import(tmp_path: Path) -> None:
+    path = tmp_path / "lab.csv"
+    path.write_text('user_input,response,reference\nq1,"Steps:\n1. open, then save\n2. done",r1\nq2,"a ""b""",r2\n')
+    lab = import_file(path, "ragas")
+    assert isinstance(lab, TestLab)
+    assert [row.actual_output for row in lab.rows] == ["Steps:\n1. open, then save\n2. done", 'a "b"']
+
+
+def test_duplicate_lab_rows_name_both_rows(tmp_path: Path) -> None:
+    data = _lab_data()
+    data["rows"].append(data["rows"][1])
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "assay")
+    assert caught.value.message == "rows[4]: duplicate of rows[1] (model m1, test case k2)"
+    row = TestLabRow(test_case=TestCase(key="k", prompt="p"), model_key="m")
+    with pytest.raises(ValidationError, match=r"rows\[1\]: duplicate of rows\[0\] \(model m, test case k\)"):
+        TestLab(name="lab", models=[ModelHost(key="m", type="t")], rows=[row, row])
+
+
+@pytest.mark.parametrize("number", ["Infinity", "-Infinity", "NaN", "1e400", '"Infinity"'])
+@pytest.mark.parametrize(
+    ("field", "location"),
+    [
+        (("actual_duration",), "rows[1].actual_duration"),
+        (("cost",), "rows[1].cost"),
+        (("test_case", "weight"), "rows[1].test_case.weight"),
+    ],
+)
+def test_infinite_numbers_are_refused_in_assay_labs(
+    tmp_path: Path, number: str, field: tuple[str, ...], location: str
+) -> None:
+    data = _lab_data()
+    target = data["rows"][1]
+    for part in field[:-1]:
+        target = target[part]
+    target[field[-1]] = "__NUMBER__"
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(data).replace('"__NUMBER__"', number))
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "assay")
+    assert caught.value.location == location
+    assert caught.value.message.startswith("expected a finite number (got ")
+
+
+def test_infinite_chunk_scores_are_refused(tmp_path: Path) -> None:
+    data = _lab_data()
+    data["rows"][0]["context"] = [{"text": "chunk", "score": "__NUMBER__"}]
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(data).replace('"__NUMBER__"', "1e400"))
+    with pytest.raises(FormatError, match=r"rows\[0\]\.context\[0\]\.score: expected a finite number \(got Infinity\)"):
+        import_file(path, "assay")
+
+
+@pytest.mark.parametrize("field", ["actual_duration", "cost", "weight"])
+def test_infinite_numbers_are_refused_in_eval_studio_labs(tmp_path: Path, data_dir: Path, field: str) -> None:
+    data = json.loads((data_dir / "eval_studio_testlab.json").read_text())
+    data["dataset"]["inputs"][0][field] = "__NUMBER__"
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(data).replace('"__NUMBER__"', "Infinity"))
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "eval-studio-testlab")
+    assert caught.value.location == f"dataset.inputs[0].{field}"
+    assert caught.value.message == "expected a finite number (got Infinity)"
