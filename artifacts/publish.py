@@ -1,5 +1,7 @@
 """Writes an evaluation's outputs twice: plain files under ``--out`` for people, and immutable versions in
-the artifact store for compliance (each run adds a version; nothing is overwritten)."""
+the artifact store for compliance (each run adds a version; nothing is overwritten). Publishing is
+idempotent per run: a run resumed after a kill republishes the same documents under the same run id, and
+the store hands back the versions that run already wrote instead of adding duplicates."""
 
 import json
 from collections.abc import Sequence
@@ -12,6 +14,7 @@ from assay.models import TestLab
 from assay.models.artifacts import Producer
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Findings
+from assay.redaction import redact_data
 from assay.storage.artifacts import ArtifactStore
 
 
@@ -32,9 +35,11 @@ def publish_documents(
     producer: Producer,
 ) -> list[str]:
     """Write each document (JSON-ready data, or text for .md/.txt names) under ``out_dir`` and as a new
-    version of ``<prefix>/<relative name>`` in the artifact store; returns the artifact names."""
+    version of ``<prefix>/<relative name>`` in the artifact store (none when this ``producer.run_id`` already
+    published the same content there last); returns the artifact names."""
     names = []
-    for relative, document in documents.items():
+    # Secrets are redacted where they enter (host errors, logs); this is the last net before anything is written.
+    for relative, document in redact_data(documents).items():
         path = out_dir / relative
         is_text = isinstance(document, str)
         if is_text:

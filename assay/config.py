@@ -19,6 +19,12 @@ from pydantic_settings import (
 
 
 class StoreSettings(BaseModel):
+    """Where objects live, and where the key that signs the artifact journal is found.
+
+    ``signing_key_file`` and ``signing_key_env`` are references, never the key: the file (created on the
+    first signed write when absent) or the environment variable (hex) must stay outside the store.
+    """
+
     backend: Literal["local", "s3"] = "local"
     path: Path | None = None
     endpoint: str = ""
@@ -28,6 +34,8 @@ class StoreSettings(BaseModel):
     secure: bool = True
     region: str | None = None
     prefix: str = ""
+    signing_key_file: Path | None = None
+    signing_key_env: str = ""
 
 
 class JudgeSettings(BaseModel):
@@ -66,6 +74,16 @@ class Settings(BaseSettings):
         return self.store.path or self.home / "store"
 
     @property
+    def signing_key_path(self) -> Path:
+        """The signing key file; under the Assay home by default, beside (not inside) the local store."""
+        return self.store.signing_key_file or self.home / "keys" / "artifact-signing.key"
+
+    @property
+    def journal_anchor_path(self) -> Path:
+        """This machine's record of each store's newest journal entry, kept next to the signing key."""
+        return self.signing_key_path.parent / "artifact-journal-heads.json"
+
+    @property
     def prefect_home_path(self) -> Path:
         return self.prefect_home or self.home / "prefect"
 
@@ -86,12 +104,17 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Build settings, naming the file at fault when ``assay.toml`` is malformed."""
+    """Build settings, naming the file at fault when ``assay.toml`` is malformed. The credentials they hold
+    are registered for redaction, so no error, log line or artifact can echo them."""
+    from assay.redaction import register_settings_secrets
+
     try:
-        return Settings(**overrides)
+        settings = Settings(**overrides)
     except ValidationError as error:
         source = os.environ.get("ASSAY_CONFIG", "assay.toml")
         problems = "; ".join(
             f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors()
         )
         raise ValueError(f"invalid Assay settings (environment ASSAY_* or {source}): {problems}") from None
+    register_settings_secrets(settings)
+    return settings

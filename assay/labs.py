@@ -3,40 +3,98 @@
 Answers are checkpointed to the object store shard by shard (``runs/<run_id>/lab/<model>/``). A rerun with
 the same run id reads the checkpoints, keeps every answered case and asks the host only for the rest, so
 a crash never costs more than the shard in flight. Cases that failed are asked again on a rerun.
+
+With a ``Signer`` each shard carries an HMAC of its rows, run and model: whoever can write the store cannot
+slip edited answers into a resumed run, because a shard that fails its check is rejected (logged and
+reported) and its cases are asked again, like a shard that was never written.
 """
 
 import asyncio
+import json
+import logging
 import uuid
 from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 
 from assay.embeddings.engine import Embedder
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
 from assay.storage.base import ObjectStore
+from assay.storage.signing import Signer, canonical_json
 
 _ROWS = TypeAdapter(list[TestLabRow])
+log = logging.getLogger(__name__)
+
+
+class Checkpoint(NamedTuple):
+    """Rows answered in earlier attempts, by test case key, and the shards rejected (key -> why)."""
+
+    rows: dict[str, TestLabRow]
+    rejected: dict[str, str]
 
 
 def checkpoint_prefix(run_id: str, model_key: str) -> str:
     return f"runs/{run_id}/lab/{model_key}/"
 
 
-def load_checkpoint(store: ObjectStore, run_id: str, model_key: str) -> dict[str, TestLabRow]:
-    """Rows already answered in earlier attempts of this run, by test case key (successes win)."""
+def load_checkpoint(store: ObjectStore, run_id: str, model_key: str, signer: Signer | None = None) -> Checkpoint:
+    """Rows already answered in earlier attempts of this run (successes win); shards that are unreadable,
+    or fail their signature check, are rejected with a warning so their cases are asked again."""
     rows: dict[str, TestLabRow] = {}
+    rejected: dict[str, str] = {}
     for key in store.list(checkpoint_prefix(run_id, model_key)):
-        for row in _ROWS.validate_json(store.get(key)):
+        try:
+            shard = _read_shard(store.get(key), run_id, model_key, signer)
+        except ValueError as error:
+            rejected[key] = str(error)
+            log.warning(
+                "checkpoint shard %s in %s rejected, its cases are asked again: %s", key, store.describe(), error
+            )
+            continue
+        for row in shard:
             previous = rows.get(row.test_case.key)
             if previous is None or not previous.answered:
                 rows[row.test_case.key] = row
-    return rows
+    return Checkpoint(rows, rejected)
 
 
-def _save_shard(store: ObjectStore, run_id: str, model_key: str, rows: Sequence[TestLabRow]) -> None:
+def _read_shard(data: bytes, run_id: str, model_key: str, signer: Signer | None) -> list[TestLabRow]:
+    """The rows of one shard; ``ValueError`` saying why when it cannot be trusted."""
+    try:
+        document = json.loads(data)
+    except ValueError as error:
+        raise ValueError(f"not JSON: {error}") from error
+    if isinstance(document, dict):
+        mac = document.pop("mac", None)
+        if (document.get("run_id"), document.get("model")) != (run_id, model_key):
+            raise ValueError(f"written for run {document.get('run_id')!r}, model {document.get('model')!r}")
+        valid = signer.check(canonical_json(document), mac) if signer else None
+        rows = document.get("rows")
+    else:  # shards written before they were signed: a bare list of rows
+        valid = False if signer is not None and signer.has_key() else None
+        rows = document
+    if valid is False and signer is not None:
+        raise ValueError(f"its signature does not match its rows (checked with the {signer.describe()})")
+    try:
+        return _ROWS.validate_python(rows)
+    except ValidationError as error:
+        raise ValueError(f"invalid rows: {str(error).splitlines()[0]}") from error
+
+
+def _save_shard(
+    store: ObjectStore, run_id: str, model_key: str, rows: Sequence[TestLabRow], signer: Signer | None
+) -> None:
+    document: dict[str, Any] = {
+        "run_id": run_id,
+        "model": model_key,
+        "rows": _ROWS.dump_python(list(rows), mode="json"),
+    }
+    if signer is not None:
+        document["mac"] = signer.sign(canonical_json(document))
     key = f"{checkpoint_prefix(run_id, model_key)}shard-{uuid.uuid4().hex}.json"
-    store.put(key, _ROWS.dump_json(list(rows)), content_type="application/json")
+    store.put(key, json.dumps(document, ensure_ascii=False).encode("utf-8"), content_type="application/json")
 
 
 async def _answer_all(
@@ -44,22 +102,21 @@ async def _answer_all(
     cases: Sequence[tuple[str, TestCase]],
     *,
     store: ObjectStore | None,
+    signer: Signer | None,
     run_id: str,
     embedder: Callable[[], Embedder] | None,
     policy: CallPolicy,
     shard_size: int,
     on_shard: Callable[[str, int], None] | None,
 ) -> dict[str, TestLabRow]:
-    done = load_checkpoint(store, run_id, host_config.key) if store else {}
-    pending = [
-        (test_key, case) for test_key, case in cases if not (case.key in done and done[case.key].answered)
-    ]
+    done = load_checkpoint(store, run_id, host_config.key, signer).rows if store else {}
+    pending = [(test_key, case) for test_key, case in cases if not (case.key in done and done[case.key].answered)]
     host = create_host(host_config, embedder)
     for start in range(0, len(pending), shard_size):
         shard = pending[start : start + shard_size]
         rows = await resolve(host, shard, policy)
         if store is not None:
-            _save_shard(store, run_id, host_config.key, rows)
+            _save_shard(store, run_id, host_config.key, rows, signer)
         done.update((row.test_case.key, row) for row in rows)
         if on_shard is not None:
             on_shard(host_config.key, len(rows))
@@ -72,12 +129,17 @@ def build_test_lab(
     *,
     run_id: str,
     store: ObjectStore | None = None,
+    signer: Signer | None = None,
     embedder: Callable[[], Embedder] | None = None,
     policy: CallPolicy | None = None,
     shard_size: int = 32,
     on_shard: Callable[[str, int], None] | None = None,
 ) -> TestLab:
-    """Resolve every case of ``suite`` against every host; rows in (host, suite) order, none dropped."""
+    """Resolve every case of ``suite`` against every host; rows in (host, suite) order, none dropped.
+
+    Pass the ``signer`` of the artifact store (``assay.storage.open_signer``) so checkpoints are signed
+    and checked; without one they are trusted as read.
+    """
     if not hosts:
         raise ValueError("at least one host is needed to build a test lab")
     keys = [host.key for host in hosts]
@@ -91,6 +153,7 @@ def build_test_lab(
                 host_config,
                 cases,
                 store=store,
+                signer=signer,
                 run_id=run_id,
                 embedder=embedder,
                 policy=policy or CallPolicy(),

@@ -1,5 +1,7 @@
 """Building a test lab resumes after a crash without asking the host again for finished cases."""
 
+import json
+import logging
 from pathlib import Path
 from typing import ClassVar
 
@@ -8,7 +10,7 @@ import pytest
 from assay.hosts import CallPolicy, Host, HostAnswer, register_host
 from assay.labs import build_test_lab, load_checkpoint
 from assay.models import ModelHost, Test, TestCase, TestSuite
-from assay.storage import LocalObjectStore
+from assay.storage import LocalObjectStore, Signer
 
 
 class Crash(BaseException):
@@ -50,7 +52,7 @@ def test_rerun_after_a_crash_only_asks_for_unfinished_cases(tmp_path: Path) -> N
     CountingHost.crash_after = 7
     with pytest.raises(Crash):
         build_test_lab(SUITE, [HOST], run_id="r1", store=store, shard_size=3, policy=None)
-    assert len(load_checkpoint(store, "r1", "counting")) == 6  # two full shards were persisted
+    assert len(load_checkpoint(store, "r1", "counting").rows) == 6  # two full shards were persisted
 
     CountingHost.calls = []
     CountingHost.crash_after = None
@@ -85,3 +87,55 @@ def test_failed_cases_are_kept_and_retried_on_rerun(tmp_path: Path) -> None:
 def test_duplicate_host_keys_are_refused() -> None:
     with pytest.raises(ValueError, match="unique"):
         build_test_lab(SUITE, [HOST, HOST], run_id="r")
+
+
+def shard_keys(store: LocalObjectStore, run_id: str) -> list[str]:
+    return store.list(f"runs/{run_id}/lab/counting/")
+
+
+def test_edited_checkpoint_answers_are_rejected_and_asked_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = LocalObjectStore(tmp_path / "store")
+    signer = Signer(key_file=tmp_path / "keys" / "signing.key")
+    build_test_lab(SUITE, [HOST], run_id="r", store=store, signer=signer, shard_size=5)
+    edited = next(key for key in shard_keys(store, "r") if b'"c02"' in store.get(key))
+    shard = json.loads(store.get(edited))
+    shard["rows"][0]["actual_output"] = "an answer the model never gave"
+    store.put(edited, json.dumps(shard).encode(), overwrite=True)
+
+    CountingHost.calls = []
+    with caplog.at_level(logging.WARNING, logger="assay.labs"):
+        lab = build_test_lab(SUITE, [HOST], run_id="r", store=store, signer=signer, shard_size=5)
+
+    assert CountingHost.calls == [f"c{i:02d}" for i in range(5)]  # the edited shard's cases, asked again
+    assert all(row.actual_output == f"answer {row.test_case.key}" for row in lab.rows)
+    assert edited in caplog.text and "signature does not match" in caplog.text
+    assert edited in load_checkpoint(store, "r", "counting", signer).rejected
+
+
+def test_unsigned_or_unreadable_shards_are_rejected_not_fatal(tmp_path: Path) -> None:
+    store = LocalObjectStore(tmp_path / "store")
+    signer = Signer(key_file=tmp_path / "keys" / "signing.key")
+    build_test_lab(SUITE, [HOST], run_id="r", store=store, signer=signer, shard_size=5)
+    first, second = shard_keys(store, "r")
+    store.put(first, json.dumps(json.loads(store.get(first))["rows"]).encode(), overwrite=True)  # old format
+    store.put(second, b"{truncated", overwrite=True)
+
+    checkpoint = load_checkpoint(store, "r", "counting", signer)
+
+    assert checkpoint.rows == {}
+    assert set(checkpoint.rejected) == {first, second}
+    assert "not JSON" in checkpoint.rejected[second]
+
+
+def test_shard_of_another_run_is_rejected(tmp_path: Path) -> None:
+    store = LocalObjectStore(tmp_path / "store")
+    signer = Signer(key_file=tmp_path / "keys" / "signing.key")
+    build_test_lab(SUITE, [HOST], run_id="r", store=store, signer=signer, shard_size=10)
+    (key,) = shard_keys(store, "r")
+    store.put(key.replace("runs/r/", "runs/other/"), store.get(key))
+
+    checkpoint = load_checkpoint(store, "other", "counting", signer)
+
+    assert checkpoint.rows == {} and "written for run 'r'" in next(iter(checkpoint.rejected.values()))

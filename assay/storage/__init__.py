@@ -9,9 +9,10 @@ from assay.storage.errors import (
     ObjectNotFoundError,
     StorageError,
 )
-from assay.storage.factory import open_object_store
+from assay.storage.factory import open_artifact_store, open_object_store, open_signer
 from assay.storage.local import LocalObjectStore
 from assay.storage.s3 import S3ObjectStore
+from assay.storage.signing import Signer
 
 __all__ = [
     "ArtifactIntegrityError",
@@ -22,8 +23,11 @@ __all__ = [
     "ObjectNotFoundError",
     "ObjectStore",
     "S3ObjectStore",
+    "Signer",
     "StorageError",
+    "open_artifact_store",
     "open_object_store",
+    "open_signer",
     "validate_artifact_name",
     "validate_key",
 ]

@@ -4,28 +4,23 @@ Layout, under ``root``::
 
     <name>/v000001/<filename>       the content
     <name>/v000001/manifest.json    its ArtifactManifest; a version exists once this is written
+    _journal/...                    the signed journal of committed versions (see ``journal``)
 
 Content is written before the manifest, so a manifest never points at missing content and readers treat
 the manifest as the commit marker. Both writes are create-only: concurrent writers cannot replace each
-other's versions, and whoever loses a race simply moves on to the next version number.
+other's versions, and whoever loses a race simply moves on to the next version number. Each manifest
+links to the previous version's manifest, and with a ``Signer`` every commit is also journaled, so that
+``verify`` catches deleted, added and re-hashed versions, not only edited content.
 """
 
 import hashlib
 import json
-import re
-from collections import defaultdict
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from assay.models.artifacts import (
-    ArtifactManifest,
-    Producer,
-    VerificationIssue,
-    VerificationProblem,
-    VerificationReport,
-)
+from assay.models.artifacts import ArtifactManifest, Producer, VerificationReport
 from assay.storage.base import ObjectStore, validate_key, validate_prefix
 from assay.storage.errors import (
     ArtifactIntegrityError,
@@ -34,42 +29,38 @@ from assay.storage.errors import (
     ObjectNotFoundError,
     StorageError,
 )
+from assay.storage.journal import Journal
+from assay.storage.layout import (
+    MANIFEST_FILENAME,
+    Scan,
+    committed_versions,
+    content_problem,
+    group_versions,
+    validate_artifact_name,
+    version_dir,
+)
+from assay.storage.signing import Signer
+from assay.storage.verification import verify_artifacts
 
-MANIFEST_FILENAME = "manifest.json"
+__all__ = ["MANIFEST_FILENAME", "ArtifactStore", "validate_artifact_name"]
+
 MAX_PUT_ATTEMPTS = 100
-_VERSION_DIR = re.compile(r"v\d{6,}")
-
-# name -> version -> filenames stored in that version's directory
-_Scan = dict[str, dict[int, set[str]]]
-
-
-def validate_artifact_name(name: str) -> str:
-    """Names are keys whose segments cannot be mistaken for version directories (``v`` + 6 digits)."""
-    validate_key(name)
-    for segment in name.split("/"):
-        if _VERSION_DIR.fullmatch(segment):
-            raise ValueError(
-                f"invalid artifact name {name!r}: segment {segment!r} looks like a version directory"
-            )
-    return name
-
-
-def _version_dir(version: int) -> str:
-    return f"v{version:06d}"
 
 
 class ArtifactStore:
     """Named artifacts with numbered, never-overwritten versions; see the module docstring for the layout."""
 
-    def __init__(self, store: ObjectStore, root: str = "artifacts") -> None:
+    def __init__(self, store: ObjectStore, root: str = "artifacts", *, signer: Signer | None = None) -> None:
         self.store = store
         self.root = validate_key(root.strip("/"))
+        self.signer = signer
+        self.journal = Journal(store, self.root, signer, self.describe())
 
     def describe(self) -> str:
         return f"{self.store.describe()}/{self.root}"
 
     def _key(self, name: str, version: int, filename: str) -> str:
-        return f"{self.root}/{name}/{_version_dir(version)}/{filename}"
+        return f"{self.root}/{name}/{version_dir(version)}/{filename}"
 
     def put(
         self,
@@ -81,7 +72,12 @@ class ArtifactStore:
         producer: Producer | None = None,
         metadata: dict[str, str] | None = None,
     ) -> ArtifactManifest:
-        """Store ``data`` as a new version of ``name`` and return its manifest."""
+        """Store ``data`` as a new version of ``name`` and return its manifest.
+
+        A rerun of the same run (same non-empty ``producer.run_id``) that stores what that run already
+        stored as the latest version gets that version back instead of a duplicate: a run killed after
+        publishing and resumed must not publish twice. Different content is a real change: a new version.
+        """
         validate_artifact_name(name)
         validate_key(filename)
         if "/" in filename or filename == MANIFEST_FILENAME:
@@ -101,31 +97,74 @@ class ArtifactStore:
             producer=producer or Producer(),
             metadata=metadata or {},
         )
+        if draft.producer.run_id:
+            earlier = self._same_run_latest(draft)
+            if earlier is not None:
+                return earlier
         tried = 0
         for _ in range(MAX_PUT_ATTEMPTS):
-            version = max(tried + 1, max(self._scan(name + "/").get(name, {}), default=0) + 1)
+            versions = self._versions_of(name)
+            version = max(tried + 1, max(versions, default=0) + 1)
             tried = version
             content_key = self._key(name, version, filename)
             try:
                 self.store.put(content_key, data, content_type=content_type)
             except ObjectExistsError:
                 continue
-            manifest = draft.model_copy(update={"version": version, "created_at": datetime.now(UTC)})
+            manifest = draft.model_copy(
+                update={"version": version, "created_at": datetime.now(UTC), **self._link(name, version, versions)}
+            )
+            manifest_bytes = manifest.model_dump_json(indent=2).encode("utf-8")
             try:
                 self.store.put(
-                    self._key(name, version, MANIFEST_FILENAME),
-                    manifest.model_dump_json(indent=2).encode("utf-8"),
-                    content_type="application/json",
+                    self._key(name, version, MANIFEST_FILENAME), manifest_bytes, content_type="application/json"
                 )
             except ObjectExistsError:
                 # A writer with another filename committed this version first. The content object is ours
                 # and uncommitted (no manifest names it), so removing it deletes no artifact.
                 self.store.delete(content_key)
                 continue
+            if self.signer is not None:
+                self.journal.append(manifest, hashlib.sha256(manifest_bytes).hexdigest())
             return manifest
         raise StorageError(
             f"no free version of {name!r} in {self.describe()} after {MAX_PUT_ATTEMPTS} attempts"
         )
+
+    def _link(self, name: str, version: int, versions: dict[int, set[str]]) -> dict[str, Any]:
+        """The chain fields of a new version: the newest committed version below it and its manifest's hash."""
+        for previous in reversed(committed_versions(versions)):
+            if previous < version:
+                try:
+                    digest = hashlib.sha256(self.store.get(self._key(name, previous, MANIFEST_FILENAME))).hexdigest()
+                except ObjectNotFoundError:
+                    continue
+                return {"previous_version": previous, "previous_manifest_sha256": digest}
+        return {}
+
+    def _same_run_latest(self, draft: ArtifactManifest) -> ArtifactManifest | None:
+        """The latest version when the same run already stored this content there, intact and journaled
+        (journaling it now when its writer was killed in between); otherwise None."""
+        committed = committed_versions(self._versions_of(draft.name))
+        if not committed:
+            return None
+        try:
+            latest, manifest_bytes = self._read_manifest_bytes(draft.name, committed[-1])
+            data = self.store.get(self._key(draft.name, latest.version, latest.filename))
+        except StorageError:
+            return None
+        same_fields = ("producer", "sha256", "size", "filename", "content_type", "metadata")
+        if any(getattr(latest, field) != getattr(draft, field) for field in same_fields):
+            return None
+        if content_problem(latest, data) is not None:
+            return None
+        manifest_sha256 = hashlib.sha256(manifest_bytes).hexdigest()
+        entry = self.journal.find(latest.name, latest.version)
+        if entry is None and self.signer is not None:
+            self.journal.append(latest, manifest_sha256)
+        elif entry is not None and (entry.manifest_sha256 != manifest_sha256 or self.journal.authentic(entry) is False):
+            return None
+        return latest
 
     def put_json(
         self,
@@ -153,89 +192,93 @@ class ArtifactStore:
     def names(self, prefix: str = "") -> list[str]:
         """Names with at least one committed version, starting with ``prefix``."""
         scan = self._scan(validate_prefix(prefix))
-        return sorted(name for name, versions in scan.items() if _committed(versions))
+        return sorted(name for name, versions in scan.items() if committed_versions(versions))
 
     def versions(self, name: str) -> list[ArtifactManifest]:
         """Every committed version of ``name``, oldest first."""
         validate_artifact_name(name)
-        return [self._read_manifest(name, version) for version in _committed(self._versions_of(name))]
+        return [self._read_manifest(name, version) for version in committed_versions(self._versions_of(name))]
 
     def latest(self, name: str) -> ArtifactManifest:
         validate_artifact_name(name)
-        committed = _committed(self._versions_of(name))
+        committed = committed_versions(self._versions_of(name))
         if not committed:
             raise ArtifactNotFoundError(f"no artifact {name!r} in {self.describe()}")
         return self._read_manifest(name, committed[-1])
 
     def get(self, name: str, version: int | None = None) -> tuple[ArtifactManifest, bytes]:
-        """The manifest and content of one version (the latest when ``version`` is None), hash-checked."""
+        """The manifest and content of one version (the latest when ``version`` is None), checked against
+        its manifest and, once the store is journaled, against its signed journal entry."""
+        validate_artifact_name(name)
+        committed = committed_versions(self._versions_of(name))
         if version is None:
-            manifest = self.latest(name)
-        else:
-            validate_artifact_name(name)
-            committed = _committed(self._versions_of(name))
-            if version not in committed:
-                available = ", ".join(str(number) for number in committed) or "none"
-                raise ArtifactNotFoundError(
-                    f"no version {version} of artifact {name!r} in {self.describe()}; available: {available}"
-                )
-            manifest = self._read_manifest(name, version)
+            if not committed:
+                raise ArtifactNotFoundError(f"no artifact {name!r} in {self.describe()}")
+            version = committed[-1]
+        elif version not in committed:
+            available = ", ".join(str(number) for number in committed) or "none"
+            raise ArtifactNotFoundError(
+                f"no version {version} of artifact {name!r} in {self.describe()}; available: {available}"
+            )
+        manifest, manifest_bytes = self._read_manifest_bytes(name, version)
         key = self._key(name, manifest.version, manifest.filename)
         try:
             data = self.store.get(key)
         except ObjectNotFoundError as error:
             raise ArtifactIntegrityError(f"content {key!r} in {self.store.describe()} is missing") from error
-        problem = _content_problem(manifest, data)
+        problem = content_problem(manifest, data)
         if problem:
             raise ArtifactIntegrityError(
                 f"{key!r} in {self.store.describe()} does not match its manifest: {problem[1]}"
             )
+        self._check_journaled(manifest, manifest_bytes)
         return manifest, data
+
+    def _check_journaled(self, manifest: ArtifactManifest, manifest_bytes: bytes) -> None:
+        where = f"{manifest.name!r} v{manifest.version} in {self.describe()}"
+        entry = self.journal.find(manifest.name, manifest.version)
+        if entry is None:
+            if self.journal_in_use():
+                raise ArtifactIntegrityError(
+                    f"{where} has no journal entry: it was not written by Assay with the signing key (or its "
+                    "writer was killed before journaling it); run 'assay artifacts verify'"
+                )
+            return
+        if self.journal.authentic(entry) is False:
+            raise ArtifactIntegrityError(
+                f"journal entry {entry.seq} of {where} is not signed by the {self.journal.signer_name()}"
+            )
+        if entry.manifest_sha256 != hashlib.sha256(manifest_bytes).hexdigest():
+            raise ArtifactIntegrityError(
+                f"the manifest of {where} does not match its journal entry {entry.seq}: it was rewritten"
+            )
+
+    def journal_in_use(self) -> bool:
+        """Every version must be journaled once a signing key exists or anything was journaled."""
+        return (self.signer is not None and self.signer.has_key()) or not self.journal.is_empty()
 
     def list(self, prefix: str = "") -> list[ArtifactManifest]:
         """The latest version of every artifact whose name starts with ``prefix``."""
         scan = self._scan(validate_prefix(prefix))
         return [
-            self._read_manifest(name, _committed(versions)[-1])
+            self._read_manifest(name, committed_versions(versions)[-1])
             for name, versions in sorted(scan.items())
-            if _committed(versions)
+            if committed_versions(versions)
         ]
 
     def verify(self, prefix: str = "") -> VerificationReport:
-        """Re-hash every version of every artifact under ``prefix``; problems are reported, never raised."""
-        issues: list[VerificationIssue] = []
-        checked = 0
-        for name, versions in sorted(self._scan(validate_prefix(prefix)).items()):
-            for version, filenames in sorted(versions.items()):
-                checked += 1
-                issue = self._verify_version(name, version, filenames)
-                if issue:
-                    issues.append(issue)
-        return VerificationReport(checked=checked, issues=issues)
-
-    def _verify_version(self, name: str, version: int, filenames: set[str]) -> VerificationIssue | None:
-        def issue(problem: VerificationProblem, detail: str) -> VerificationIssue:
-            return VerificationIssue(name=name, version=version, problem=problem, detail=detail)
-
-        if MANIFEST_FILENAME not in filenames:
-            found = ", ".join(sorted(filenames))
-            return issue("missing_manifest", f"{self._key(name, version, '')} holds only: {found}")
-        try:
-            manifest = self._read_manifest(name, version)
-        except StorageError as error:
-            return issue("unreadable_manifest", str(error))
-        key = self._key(name, version, manifest.filename)
-        try:
-            data = self.store.get(key)
-        except ObjectNotFoundError:
-            return issue("missing_content", f"{key} is named by the manifest but not stored")
-        problem = _content_problem(manifest, data)
-        return issue(*problem) if problem else None
+        """Check every version under ``prefix`` against its manifest, its chain and the journal; problems
+        are reported, never raised, and what could not be checked is said in ``unchecked``."""
+        return verify_artifacts(self, validate_prefix(prefix))
 
     def _read_manifest(self, name: str, version: int) -> ArtifactManifest:
+        return self._read_manifest_bytes(name, version)[0]
+
+    def _read_manifest_bytes(self, name: str, version: int) -> tuple[ArtifactManifest, bytes]:
         key = self._key(name, version, MANIFEST_FILENAME)
         try:
-            manifest = ArtifactManifest.model_validate_json(self.store.get(key))
+            raw = self.store.get(key)
+            manifest = ArtifactManifest.model_validate_json(raw)
         except ObjectNotFoundError as error:
             raise ArtifactNotFoundError(f"no manifest {key!r} in {self.store.describe()}") from error
         except ValidationError as error:
@@ -245,34 +288,11 @@ class ArtifactStore:
                 f"manifest {key!r} in {self.store.describe()} describes {manifest.name!r} "
                 f"v{manifest.version}, not the artifact stored at that place"
             )
-        return manifest
+        return manifest, raw
 
     def _versions_of(self, name: str) -> dict[int, set[str]]:
         return self._scan(name + "/").get(name, {})
 
-    def _scan(self, name_prefix: str) -> _Scan:
+    def _scan(self, name_prefix: str) -> Scan:
         """Group the stored keys under ``root/name_prefix`` by artifact name and version directory."""
-        found: _Scan = defaultdict(lambda: defaultdict(set))
-        base = f"{self.root}/"
-        for key in self.store.list(base + name_prefix):
-            parts = key[len(base) :].split("/")
-            if len(parts) < 3 or not _VERSION_DIR.fullmatch(parts[-2]):
-                continue
-            if any(_VERSION_DIR.fullmatch(segment) for segment in parts[:-2]):
-                continue
-            found["/".join(parts[:-2])][int(parts[-2][1:])].add(parts[-1])
-        return found
-
-
-def _committed(versions: dict[int, set[str]]) -> list[int]:
-    """Version numbers whose manifest is written, ascending; others are in flight or were abandoned."""
-    return sorted(version for version, filenames in versions.items() if MANIFEST_FILENAME in filenames)
-
-
-def _content_problem(manifest: ArtifactManifest, data: bytes) -> tuple[VerificationProblem, str] | None:
-    if len(data) != manifest.size:
-        return "size_mismatch", f"manifest says {manifest.size} bytes, stored content has {len(data)}"
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != manifest.sha256:
-        return "hash_mismatch", f"manifest says sha256 {manifest.sha256}, stored content hashes to {digest}"
-    return None
+        return group_versions(self.store.list(f"{self.root}/{name_prefix}"), f"{self.root}/")

@@ -1,9 +1,12 @@
-"""Build the object store the settings ask for."""
+"""Build the object store, the signer and the artifact store the settings ask for."""
 
 from assay.config import Settings
+from assay.storage.anchor import HeadAnchor
+from assay.storage.artifacts import ArtifactStore
 from assay.storage.base import ObjectStore
 from assay.storage.local import LocalObjectStore
 from assay.storage.s3 import S3ObjectStore
+from assay.storage.signing import Signer
 
 
 def open_object_store(settings: Settings) -> ObjectStore:
@@ -29,3 +32,17 @@ def open_object_store(settings: Settings) -> ObjectStore:
         region=store.region,
         prefix=store.prefix,
     )
+
+
+def open_signer(settings: Settings) -> Signer:
+    """The signer of the artifact journal and lab checkpoints: the key named by ``store.signing_key_env``,
+    else the file ``settings.signing_key_path``; the key is only read (or created) when first needed."""
+    anchor = HeadAnchor(settings.journal_anchor_path)
+    if settings.store.signing_key_env:
+        return Signer(key_env=settings.store.signing_key_env, anchor=anchor)
+    return Signer(key_file=settings.signing_key_path, anchor=anchor)
+
+
+def open_artifact_store(settings: Settings) -> ArtifactStore:
+    """The artifact store every writer and reader should use: journaled and signed as the settings say."""
+    return ArtifactStore(open_object_store(settings), signer=open_signer(settings))

@@ -7,8 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from assay.models import SCHEMA_VERSION
-from assay.models.artifacts import Producer
+from assay.models.artifacts import MANIFEST_SCHEMA_VERSION, Producer
 from assay.storage import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
@@ -82,7 +81,7 @@ def test_manifest_describes_the_content_and_its_producer(artifacts: ArtifactStor
     assert stored.filename == "blob.bin"
     assert stored.producer == producer
     assert stored.metadata == {"suite": "demo"}
-    assert stored.schema_version == SCHEMA_VERSION
+    assert stored.schema_version == MANIFEST_SCHEMA_VERSION
     assert stored.created_at.tzinfo is not None and stored.created_at.utcoffset().total_seconds() == 0
     assert before <= stored.created_at <= datetime.now(UTC)
     assert artifacts.latest("bin/blob").producer.tool == "assay"
@@ -199,7 +198,8 @@ def test_verify_reports_corrupt_manifest_without_raising(artifacts: ArtifactStor
 
     report = artifacts.verify()
 
-    assert [(i.version, i.problem) for i in report.issues] == [(1, "unreadable_manifest")]
+    # v2 links to v1's manifest, so rewriting v1 also breaks v2's link
+    assert [(i.version, i.problem) for i in report.issues] == [(1, "unreadable_manifest"), (2, "broken_chain")]
     assert "manifest.json" in report.issues[0].detail
 
 
@@ -300,3 +300,40 @@ def test_invalid_metadata_is_rejected_before_anything_is_written(artifacts: Arti
     with pytest.raises(ValueError, match="metadata"):
         artifacts.put("report", b"x", filename="x.txt", content_type="text/plain", metadata=not_strings)
     assert artifacts.store.list() == []
+
+
+def test_rerun_of_the_same_run_gets_its_version_back_instead_of_a_duplicate(artifacts: ArtifactStore) -> None:
+    run = Producer(flow="evaluate", run_id="run-1")
+    first = artifacts.put_json(NAME, {"score": 1}, producer=run)
+
+    again = artifacts.put_json(NAME, {"score": 1}, producer=run)
+
+    assert again == first
+    assert [manifest.version for manifest in artifacts.versions(NAME)] == [1]
+
+
+def test_another_run_other_content_or_no_run_id_adds_a_version(artifacts: ArtifactStore) -> None:
+    artifacts.put_json(NAME, {"score": 1}, producer=Producer(run_id="run-1"))
+    artifacts.put_json(NAME, {"score": 1}, producer=Producer(run_id="run-2"))
+    artifacts.put_json(NAME, {"score": 2}, producer=Producer(run_id="run-2"))
+    artifacts.put_json(NAME, {"score": 2})
+    artifacts.put_json(NAME, {"score": 2})
+
+    assert [(m.version, m.producer.run_id) for m in artifacts.versions(NAME)] == [
+        (1, "run-1"),
+        (2, "run-2"),
+        (3, "run-2"),
+        (4, ""),
+        (5, ""),
+    ]
+
+
+def test_rerun_does_not_reuse_a_version_whose_content_was_tampered_with(artifacts: ArtifactStore) -> None:
+    run = Producer(run_id="run-1")
+    artifacts.put("report", b"original", filename="data.txt", content_type="text/plain", producer=run)
+    artifacts.store.put("artifacts/report/v000001/data.txt", b"tampered", overwrite=True)
+
+    again = artifacts.put("report", b"original", filename="data.txt", content_type="text/plain", producer=run)
+
+    assert again.version == 2
+    assert artifacts.get("report")[1] == b"original"

@@ -1,0 +1,174 @@
+"""``ArtifactStore.verify``: every way a stored version can disagree with itself, its chain or the journal.
+
+A version is checked against its manifest (content hash and size, no stray files), against the version it
+links to (the chain), and against its journal entry (manifest hash). The journal is checked against its
+signing key, its own links and this machine's anchor of its head. A journal entry whose version is gone is
+a deleted version; a version with no entry was added behind Assay's back (or its writer died before
+journaling it). What cannot be checked, for want of a key, a journal or an anchor, is said, never assumed.
+"""
+
+import hashlib
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from assay.models.artifacts import (
+    ArtifactManifest,
+    JournalEntry,
+    VerificationIssue,
+    VerificationProblem,
+    VerificationReport,
+)
+from assay.storage.errors import ObjectNotFoundError, StorageError
+from assay.storage.layout import MANIFEST_FILENAME, Scan, content_problem
+
+if TYPE_CHECKING:  # the store calls in here, so importing it at run time would be circular
+    from assay.storage.artifacts import ArtifactStore
+
+
+def verify_artifacts(artifacts: "ArtifactStore", prefix: str) -> VerificationReport:
+    """Check every version under ``prefix`` and the whole journal; see the module docstring."""
+    journal = artifacts.journal
+    entries, issues = journal.read_all()
+    issues.extend(journal.check(entries))
+    unchecked = _limitations(artifacts, journaled=bool(entries))
+    journal_in_use = bool(entries) or artifacts.journal_in_use()
+    by_version = {
+        (entry.name, entry.version): entry
+        for _, entry in reversed(entries)  # the first entry of a duplicate wins
+        if entry is not None and entry.name.startswith(prefix)
+    }
+    scan = artifacts._scan(prefix)
+    checked = 0
+    for name, versions in sorted(scan.items()):
+        for version, filenames in sorted(versions.items()):
+            checked += 1
+            entry = by_version.get((name, version))
+            issues.extend(_version_issues(artifacts, name, version, filenames, entry, journal_in_use))
+    issues.extend(_missing(scan, by_version))
+    return VerificationReport(checked=checked, journal_entries=len(entries), issues=issues, unchecked=unchecked)
+
+
+def _limitations(artifacts: "ArtifactStore", *, journaled: bool) -> list[str]:
+    signer = artifacts.signer
+    notes = []
+    if signer is None:
+        notes.append("journal signatures: no signer configured, so forged journal entries go unnoticed")
+    elif not signer.has_key():
+        notes.append(f"journal signatures: the {signer.describe()} is absent, so forged entries go unnoticed")
+    if not journaled and not artifacts.journal_in_use():
+        notes.append(
+            "versions are not journaled (nothing was written with a signing key): deleted versions, extra "
+            "versions and content re-hashed with its manifest go unnoticed"
+        )
+    if signer is not None and signer.anchor is not None:
+        try:
+            if journaled and signer.anchor.head(artifacts.describe()) is None:
+                notes.append(
+                    "newest journal entries: this machine never wrote to this store, so it cannot tell "
+                    "whether the newest versions were deleted with their entries"
+                )
+        except StorageError as error:
+            notes.append(f"newest journal entries: {error}")
+    elif journaled:
+        notes.append("newest journal entries: no head anchor configured, so a truncated journal goes unnoticed")
+    return notes
+
+
+def _version_issues(
+    artifacts: "ArtifactStore",
+    name: str,
+    version: int,
+    filenames: set[str],
+    entry: JournalEntry | None,
+    journal_in_use: bool,
+) -> list[VerificationIssue]:
+    def issue(problem: VerificationProblem, detail: str) -> VerificationIssue:
+        return VerificationIssue(
+            name=name, version=version, seq=entry.seq if entry else None, problem=problem, detail=detail
+        )
+
+    if MANIFEST_FILENAME not in filenames:
+        found = ", ".join(sorted(filenames))
+        return [issue("missing_manifest", f"{artifacts._key(name, version, '')} holds only: {found}")]
+    try:
+        manifest, manifest_bytes = artifacts._read_manifest_bytes(name, version)
+    except StorageError as error:
+        return [issue("unreadable_manifest", str(error))]
+    issues = [
+        issue("unexpected_file", f"{artifacts._key(name, version, extra)} is neither the content nor the manifest")
+        for extra in sorted(filenames - {MANIFEST_FILENAME, manifest.filename})
+    ]
+    key = artifacts._key(name, version, manifest.filename)
+    try:
+        problem = content_problem(manifest, artifacts.store.get(key))
+    except ObjectNotFoundError:
+        problem = ("missing_content", f"{key} is named by the manifest but not stored")
+    if problem:
+        issues.append(issue(*problem))
+    link = _chain_problem(artifacts, manifest)
+    if link:
+        issues.append(issue("broken_chain", link))
+    digest = hashlib.sha256(manifest_bytes).hexdigest()
+    if entry is not None and entry.manifest_sha256 != digest:
+        issues.append(
+            issue(
+                "journal_mismatch",
+                f"the manifest hashes to {digest}, journal entry {entry.seq} recorded {entry.manifest_sha256}: "
+                "the version was rewritten after it was committed",
+            )
+        )
+    elif entry is None and journal_in_use:
+        issues.append(
+            issue(
+                "unjournaled_version",
+                "no journal entry: added outside Assay's signed writes, or its writer died before journaling it",
+            )
+        )
+    return issues
+
+
+def _chain_problem(artifacts: "ArtifactStore", manifest: ArtifactManifest) -> str | None:
+    previous = manifest.previous_version
+    if previous is None:
+        return None
+    key = artifacts._key(manifest.name, previous, MANIFEST_FILENAME)
+    try:
+        digest = hashlib.sha256(artifacts.store.get(key)).hexdigest()
+    except ObjectNotFoundError:
+        return f"links to v{previous}, whose manifest {key} is gone"
+    if digest != manifest.previous_manifest_sha256:
+        return (
+            f"links to v{previous} by manifest hash {manifest.previous_manifest_sha256}, but {key} hashes to {digest}"
+        )
+    return None
+
+
+def _missing(scan: Scan, by_version: dict[tuple[str, int], JournalEntry]) -> list[VerificationIssue]:
+    """Journal entries whose version, or whole artifact, is no longer stored."""
+    gone: dict[str, list[JournalEntry]] = defaultdict(list)
+    for (name, version), entry in sorted(by_version.items()):
+        if version not in scan.get(name, {}):
+            gone[name].append(entry)
+    issues = []
+    for name, entries in gone.items():
+        if name not in scan:
+            numbers = ", ".join(f"v{entry.version}" for entry in entries)
+            issues.append(
+                VerificationIssue(
+                    name=name,
+                    problem="missing_artifact",
+                    detail=f"journaled as {numbers}, but no version of it is stored",
+                )
+            )
+            continue
+        issues.extend(
+            VerificationIssue(
+                name=name,
+                version=entry.version,
+                seq=entry.seq,
+                problem="missing_version",
+                detail=f"journal entry {entry.seq} records it, but it is not stored",
+            )
+            for entry in entries
+        )
+    return issues
