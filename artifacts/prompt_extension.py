@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from assay.escaping import for_markdown_text
 from assay.models.base import DomainModel, PersistedModel
 from assay.models.findings import Problem
 from assay.models.mrm import FailureClusters, GroupStat, MetricWeaknesses, RobustnessReport, WeaknessReport
@@ -39,13 +40,18 @@ class PromptExtension(PersistedModel):
     rules: list[PromptRule] = Field(default_factory=list)
 
     def text(self) -> str:
-        """The block to append to a system prompt (empty when no rule was found); traces stay in the JSON."""
+        """The block to append to a system prompt (empty when no rule was found); traces stay in the JSON.
+        Names in it (the title, perturbators) may come from a caller or a plugin, so it is escaped Markdown."""
         if not self.rules:
             return ""
-        lines = [f"## {self.title}"]
+        lines = [f"## {for_markdown_text(self.title)}"]
         for section in dict.fromkeys(rule.section for rule in self.rules):
-            lines += ["", f"### {section}", ""]
-            lines += [f"- {rule.title}: {rule.text}" for rule in self.rules if rule.section == section]
+            lines += ["", f"### {for_markdown_text(section)}", ""]
+            lines += [
+                f"- {for_markdown_text(rule.title)}: {for_markdown_text(rule.text)}"
+                for rule in self.rules
+                if rule.section == section
+            ]
         return "\n".join(lines) + "\n"
 
 

@@ -10,6 +10,9 @@ from assay.formats import import_file
 from assay.hosts import default_host_config
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.runs import fingerprint, finish_run, start_run
+from evaluators import Services, build_evaluator
+from evaluators.selection import run_parameters
+from flows.attempts import claim_run
 from tasks.evaluate import build_lab, evaluate, publish, select
 
 DEFAULT_EVALUATORS = ["answer_semantic_similarity", "text_matching"]
@@ -19,13 +22,13 @@ def _host_config(host: str | dict[str, Any]) -> ModelHost:
     return default_host_config(host) if isinstance(host, str) else ModelHost.model_validate(host)
 
 
-@flow(name="evaluate", log_prints=True)
+@flow(name="evaluate", log_prints=True, persist_result=False)
 def evaluate_flow(
     out: str,
     suite: str | None = None,
-    suite_format: str = "assay",
+    suite_format: str = "auto",
     lab: str | None = None,
-    lab_format: str = "assay",
+    lab_format: str = "auto",
     hosts: list[str | dict[str, Any]] | None = None,
     evaluators: list[str] | None = None,
     evaluator_parameters: dict[str, dict[str, Any]] | None = None,
@@ -37,6 +40,8 @@ def evaluate_flow(
         raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
     evaluator_ids = evaluators or DEFAULT_EVALUATORS
     parameters = evaluator_parameters or {}
+    for evaluator_id, values in parameters.items():  # a typo fails here, before any host is asked
+        build_evaluator(evaluator_id, Services(), **values)
     if suite is not None:
         test_suite = import_file(Path(suite), suite_format)
         if not isinstance(test_suite, TestSuite):
@@ -52,7 +57,10 @@ def evaluate_flow(
         evaluation_name = name or _slug(test_lab.name)
     out_dir = Path(out)
     record = start_run(out_dir, fingerprint(inputs, evaluator_ids, parameters), run_id)
+    superseded = claim_run(record.run_id)
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
+    if superseded:
+        print(f"marked {len(superseded)} unfinished earlier attempt(s) of this run as crashed")
     if suite is not None:
         test_lab = build_lab(quote(test_suite), host_configs, record.run_id)
     # quote(): Prefect would otherwise walk every row of a large lab looking for futures (~0.5 s a task).
@@ -60,7 +68,12 @@ def evaluate_flow(
     for evaluator_id, reason in skipped.items():
         print(f"skipped {evaluator_id}: {reason}")
     results = [
-        evaluate(quote(test_lab), evaluator_id, parameters.get(evaluator_id, {}), record.run_id)
+        evaluate(
+            quote(test_lab),
+            evaluator_id,
+            run_parameters(evaluator_ids, evaluator_id, parameters.get(evaluator_id)),
+            record.run_id,
+        )
         for evaluator_id in selected
     ]
     summary = publish(quote(test_lab), quote(results), str(out_dir), evaluation_name, record.run_id, skipped)

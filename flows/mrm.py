@@ -18,6 +18,8 @@ from assay.models import ModelHost
 from assay.models.mrm import ReviewLabel, WorkflowSummary
 from assay.mrm.approvals import CalibrationDecision, CaseDecision, TopicDecision, WeaknessDecision, load_approvals
 from assay.runs import fingerprint, finish_run, start_run
+from evaluators.selection import run_parameters
+from flows.attempts import claim_run
 from flows.mrm_steps import artifacts_documents, review_text
 from flows.review import review
 from tasks import mrm as steps
@@ -40,7 +42,7 @@ STEPS = (
 )
 
 
-@flow(name="mrm-workflow", log_prints=True)
+@flow(name="mrm-workflow", log_prints=True, persist_result=False)
 def mrm_workflow(
     out: str,
     corpus: str | None = None,
@@ -71,6 +73,8 @@ def mrm_workflow(
         run_id,
     )
     run = record.run_id
+    if superseded := claim_run(run):
+        print(f"run {run}: marked {len(superseded)} unfinished earlier attempt(s) as crashed")
     prefix = f"mrm/{name}"
     timings: dict[str, float] = {}
     counts: dict[str, dict[str, Any]] = {}
@@ -136,8 +140,10 @@ def mrm_workflow(
     # 4. Automated evaluation (default: every non-LLM evaluator the lab has inputs for).
     clock = time.perf_counter()
     lab = build_lab(quote(suite), host_configs, run)
-    selected, skipped = select(quote(lab), evaluators or ["all"])
-    results = [evaluate(quote(lab), evaluator_id, {}, run) for evaluator_id in selected]
+    requested = evaluators or ["all"]
+    selected, skipped = select(quote(lab), requested)
+    parameters = {evaluator_id: run_parameters(requested, evaluator_id) for evaluator_id in selected}
+    results = [evaluate(quote(lab), evaluator_id, parameters[evaluator_id], run) for evaluator_id in selected]
     evaluation = publish(
         quote(lab), quote(results), str(out_dir / "automated-evaluation"), f"{name}-evaluation", run, skipped
     )
@@ -220,7 +226,8 @@ def mrm_workflow(
         perturbed_suite = steps.perturb(quote(suite), chosen, intensities or ["medium"], seed, run)
         perturbed_lab = build_lab(quote(perturbed_suite), host_configs, f"{run}-{kind}")
         perturbed_results = [
-            evaluate(quote(perturbed_lab), evaluator_id, {}, f"{run}-{kind}") for evaluator_id in selected
+            evaluate(quote(perturbed_lab), evaluator_id, parameters[evaluator_id], f"{run}-{kind}")
+            for evaluator_id in selected
         ]
         reports = steps.flips(kind, quote(perturbed_lab), quote(perturbed_results), quote(results), thresholds, run)
         robustness += reports

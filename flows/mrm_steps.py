@@ -10,6 +10,7 @@ from artifacts.findings import find_insights, find_problems
 from artifacts.guardrails import build_guardrail_config
 from artifacts.prompt_extension import build_prompt_extension
 from artifacts.workflow_report import build_workflow_report
+from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models import TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import (
@@ -24,9 +25,11 @@ from assay.models.mrm import (
 )
 
 
-def _cell(text: str, limit: int = 90) -> str:
-    text = " ".join(str(text).split()).replace("|", "/")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _cell(text: object, limit: int = 90) -> str:
+    """A table cell of the review form (rendered as Markdown in the Prefect UI): questions, answers and
+    keywords come from files and models, so they are shortened, then escaped."""
+    text = " ".join(str(text).split())
+    return for_markdown_cell(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _topics(topic_model: TopicModel) -> str:
@@ -54,8 +57,8 @@ def _cases(suite: TestSuite, validation: SuiteValidation) -> str:
         flag = "; ".join(check.reasons) if check and check.outlier else ""
         cosine = "" if check is None or check.cosine is None else f"{check.cosine:.2f}"
         rows.append(
-            f"| {case.key} | {_cell(case.prompt, 70)} | {_cell(case.generator or '', 20)} | {cosine} | "
-            f"{_cell(flag, 60)} |"
+            f"| {for_markdown_cell(case.key)} | {_cell(case.prompt, 70)} | {_cell(case.generator or '', 20)} | "
+            f"{cosine} | {_cell(flag, 60)} |"
         )
     return "\n".join(
         [
@@ -71,7 +74,7 @@ def _cases(suite: TestSuite, validation: SuiteValidation) -> str:
 
 def _calibration(items: Sequence[ReviewItem]) -> str:
     rows = [
-        f"| {item.item_id} | {_cell(item.question, 50)} | {_cell(item.actual_output, 70)} | "
+        f"| {for_markdown_cell(item.item_id)} | {_cell(item.question, 50)} | {_cell(item.actual_output, 70)} | "
         f"{_cell(item.expected_output, 50)} | {item.score:.3f} | {'pass' if item.metric_passes else 'fail'} |"
         for item in items
     ]
@@ -90,7 +93,7 @@ def _calibration(items: Sequence[ReviewItem]) -> str:
 
 def _clusters(clusters: FailureClusters) -> str:
     if not clusters.clusters:
-        return f"### Failure clusters\n{clusters.message or 'No clusters.'}"
+        return f"### Failure clusters\n{for_markdown_text(clusters.message or 'No clusters.')}"
     rows = [
         f"| {c.id} | {c.size} | {_cell(', '.join(c.keywords[:6]))} | "
         f"{_cell(c.example_questions[0] if c.example_questions else '', 70)} |"

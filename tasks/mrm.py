@@ -1,5 +1,6 @@
 """Tasks of the MRM workflow: one library call each, cached on (source, inputs) and persisted, so a rerun
-of the same run resumes after the last finished step. Large inputs arrive quote()d from the flow."""
+of the same run resumes after the last finished step (results stored as JSON, see ``tasks.result_safety``).
+Large inputs arrive quote()d from the flow."""
 
 from pathlib import Path
 from typing import Any
@@ -12,21 +13,30 @@ from assay.corpora import chunk_corpus, load_corpus, sample_data_path
 from assay.models import Chunk, TestLab, TestSuite
 from assay.models.artifacts import Producer
 from assay.models.evaluation import EvaluationResult
-from assay.models.mrm import Calibration, FailureClusters, ReviewItem, ReviewLabel, SuiteValidation, TopicModel
-from assay.storage.artifacts import ArtifactStore
-from assay.storage.factory import open_object_store
-from tasks.evaluate import RESUMABLE, _embedder
+from assay.models.mrm import (
+    Calibration,
+    FailureClusters,
+    ReviewItem,
+    ReviewLabel,
+    RobustnessReport,
+    SuiteValidation,
+    TopicModel,
+    WeaknessReport,
+)
+from assay.storage.factory import open_artifact_store
+from tasks.evaluate import _embedder
+from tasks.result_safety import resumable
 from tasks.timing import library_time
 
 
-@task(name="load-corpus", persist_result=True, cache_policy=RESUMABLE)
+@resumable("load-corpus")
 def load_chunks(corpus: str | None, chunk_words: int, run_id: str) -> list[Chunk]:
     with library_time():
         folder = Path(corpus) if corpus else sample_data_path() / "corpus"
         return chunk_corpus(load_corpus(folder), chunk_words)
 
 
-@task(name="topic-modeling", persist_result=True, cache_policy=RESUMABLE)
+@resumable("topic-modeling")
 def topics(chunks: list[Chunk], seed: int, run_id: str) -> TopicModel:
     from assay.mrm.topics import model_topics
 
@@ -34,7 +44,7 @@ def topics(chunks: list[Chunk], seed: int, run_id: str) -> TopicModel:
         return model_topics(chunks, _embedder(), seed=seed)
 
 
-@task(name="test-generation", persist_result=True, cache_policy=RESUMABLE)
+@resumable("test-generation")
 def generate(
     topic_model: TopicModel, chunks: list[Chunk], excluded: list[int], per_topic: int, seed: int, run_id: str
 ) -> TestSuite:
@@ -47,7 +57,7 @@ def generate(
         )
 
 
-@task(name="test-validation", persist_result=True, cache_policy=RESUMABLE)
+@resumable("test-validation")
 def validate(suite: TestSuite, chunks: list[Chunk], nli_model: str | None, run_id: str) -> SuiteValidation:
     from assay.mrm.validation import validate_suite
 
@@ -55,7 +65,7 @@ def validate(suite: TestSuite, chunks: list[Chunk], nli_model: str | None, run_i
         return validate_suite(suite, {chunk.ref: chunk for chunk in chunks}, _embedder(), nli_model=nli_model)
 
 
-@task(name="exclude-cases", persist_result=True, cache_policy=RESUMABLE)
+@resumable("exclude-cases")
 def exclude(suite: TestSuite, keys: list[str], run_id: str) -> TestSuite:
     from assay.mrm.validation import exclude_cases
 
@@ -63,7 +73,7 @@ def exclude(suite: TestSuite, keys: list[str], run_id: str) -> TestSuite:
         return exclude_cases(suite, set(keys))
 
 
-@task(name="sample-for-review", persist_result=True, cache_policy=RESUMABLE)
+@resumable("sample-for-review")
 def sample_review(lab: TestLab, results: list[EvaluationResult], seed: int, run_id: str) -> list[ReviewItem]:
     from assay.mrm.calibration import sample_for_review
 
@@ -71,7 +81,7 @@ def sample_review(lab: TestLab, results: list[EvaluationResult], seed: int, run_
         return sample_for_review(lab, results, seed=seed)
 
 
-@task(name="calibrate", persist_result=True, cache_policy=RESUMABLE)
+@resumable("calibrate")
 def calibrate(
     lab: TestLab,
     results: list[EvaluationResult],
@@ -90,7 +100,7 @@ def calibrate(
         return calibrate_until_stable(lab, results, lambda batch: auto_labels(batch, lab, embedder=embedder), seed=seed)
 
 
-@task(name="failure-clustering", persist_result=True, cache_policy=RESUMABLE)
+@resumable("failure-clustering")
 def clusters(
     lab: TestLab, results: list[EvaluationResult], thresholds: dict[str, float], seed: int, run_id: str
 ) -> FailureClusters:
@@ -100,15 +110,17 @@ def clusters(
         return cluster_failures(lab, results, _embedder(), thresholds=_pairs(thresholds), seed=seed)
 
 
-@task(name="weakness-detection", persist_result=True, cache_policy=RESUMABLE)
-def weaknesses(lab: TestLab, results: list[EvaluationResult], thresholds: dict[str, float], run_id: str) -> Any:
+@resumable("weakness-detection")
+def weaknesses(
+    lab: TestLab, results: list[EvaluationResult], thresholds: dict[str, float], run_id: str
+) -> WeaknessReport:
     from assay.mrm.weaknesses import detect_weaknesses
 
     with library_time():
         return detect_weaknesses(lab, results, thresholds=_pairs(thresholds))
 
 
-@task(name="perturb", persist_result=True, cache_policy=RESUMABLE)
+@resumable("perturb")
 def perturb(suite: TestSuite, perturbators: list[str], intensities: list[str], seed: int, run_id: str) -> TestSuite:
     from assay.mrm.robustness import perturbed_only
 
@@ -116,7 +128,7 @@ def perturb(suite: TestSuite, perturbators: list[str], intensities: list[str], s
         return perturbed_only(suite, perturbators, intensities, seed)
 
 
-@task(name="count-flips", persist_result=True, cache_policy=RESUMABLE)
+@resumable("count-flips")
 def flips(
     kind: str,
     lab: TestLab,
@@ -124,20 +136,20 @@ def flips(
     baseline: list[EvaluationResult],
     thresholds: dict[str, float],
     run_id: str,
-) -> list[Any]:
+) -> list[RobustnessReport]:
     from assay.mrm.robustness import flip_reports
 
     with library_time():
         return flip_reports(kind, lab, results, baseline, _pairs(thresholds))
 
 
-@task(name="publish-step")
+@task(name="publish-step", persist_result=False)
 def publish_step(documents: dict[str, Any], out_dir: str, prefix: str, run_id: str) -> list[str]:
     with library_time():
         return publish_documents(
             documents,
             out_dir=Path(out_dir),
-            artifact_store=ArtifactStore(open_object_store(load_settings())),
+            artifact_store=open_artifact_store(load_settings()),
             prefix=prefix,
             producer=Producer(flow="mrm-workflow", run_id=run_id),
         )

@@ -3,6 +3,7 @@
 from typing import Any
 
 from artifacts.findings.common import threshold_of
+from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 
@@ -95,27 +96,38 @@ def _weak_points(lab: TestLab, result: EvaluationResult, limit: int) -> dict[str
 
 
 def leaderboard_markdown(board: dict[str, Any]) -> str:
+    """The board as Markdown; every model key, name, metric and question is escaped (they come from files
+    and from the systems under test)."""
     keys = [metric["key"] for metric in board["metrics"]]
     lines = [
-        f"# Leaderboard: {board['evaluator']}",
+        f"# Leaderboard: {for_markdown_text(board['evaluator'])}",
         "",
-        "| rank | model | " + " | ".join(keys) + " | scored | unscored |",
+        "| rank | model | " + " | ".join(for_markdown_cell(key) for key in keys) + " | scored | unscored |",
         "|---|---|" + "---|" * len(keys) + "---|---|",
     ]
     for row in board["table"]:
         cells = ["n/a" if row[key] is None else f"{row[key]:.3f}" for key in keys]
         lines.append(
-            f"| {row['rank']} | {row['model_name']} | "
+            f"| {row['rank']} | {for_markdown_cell(row['model_name'])} | "
             + " | ".join(cells)
             + f" | {row['scored']} | {row['unscored']} |"
         )
     for metric_key, rows in board["failures"].items():
-        lines += ["", f"## Failures: {metric_key}", "", "| model | failures | scored |", "|---|---|---|"]
-        lines += [f"| {row['model_key']} | {row['failures']} | {row['scored']} |" for row in rows]
-    lines += ["", f"## Weak points ({board['primary_metric']}, worst first)"]
-    for model_key, points in board["weak_points"].items():
-        lines += ["", f"### {model_key}", ""]
         lines += [
-            f"- {point['test_case_key']}: {point[board['primary_metric']]:.3f} {point['question']}" for point in points
+            "",
+            f"## Failures: {for_markdown_text(metric_key)}",
+            "",
+            "| model | failures | scored |",
+            "|---|---|---|",
+        ]
+        lines += [f"| {for_markdown_cell(row['model_key'])} | {row['failures']} | {row['scored']} |" for row in rows]
+    primary = board["primary_metric"]
+    lines += ["", f"## Weak points ({for_markdown_text(primary)}, worst first)"]
+    for model_key, points in board["weak_points"].items():
+        lines += ["", f"### {for_markdown_text(model_key)}", ""]
+        lines += [
+            f"- {for_markdown_text(point['test_case_key'])}: {point[primary]:.3f} "
+            + for_markdown_text(point["question"])
+            for point in points
         ]
     return "\n".join(lines) + "\n"

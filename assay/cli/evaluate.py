@@ -7,7 +7,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli.common import console, user_errors
+from assay.cli import inputs
+from assay.cli.common import console, options, user_errors
+from assay.escaping import for_terminal
 
 evaluators_app = typer.Typer(help="The evaluator catalogue.", no_args_is_help=True)
 hosts_app = typer.Typer(help="Systems under test that Assay can call.", no_args_is_help=True)
@@ -32,7 +34,12 @@ def list_evaluators(
     for spec in specs:
         primary = spec.primary_metric
         rule = "" if primary.threshold is None else f" {'>=' if primary.higher_is_better else '<='} {primary.threshold}"
-        table.add_row(spec.id, spec.domain, f"{primary.key}{rule}", ", ".join(spec.needs) or "-")
+        table.add_row(
+            for_terminal(spec.id),
+            spec.domain,
+            for_terminal(f"{primary.key}{rule}"),
+            for_terminal(", ".join(spec.needs) or "-"),
+        )
     console.print(table)
 
 
@@ -42,19 +49,19 @@ def list_hosts() -> None:
     from assay.hosts import host_class, host_types
 
     for host_type in host_types():
-        console.print(f"[bold]{host_type}[/]: {host_class(host_type).description}")
+        console.print(f"[bold]{for_terminal(host_type)}[/]: {for_terminal(host_class(host_type).description)}")
 
 
 def evaluate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for results.json files and summary.json.")],
     suite: Annotated[Path | None, typer.Option(help="Test suite to ask the hosts.")] = None,
     suite_format: Annotated[
-        str, typer.Option(help="Format of --suite: assay | eval-studio-suite | mlflow | ragas.")
-    ] = "assay",
+        str, typer.Option(help="Format of --suite: auto (by content) | assay | eval-studio-suite | mlflow | ragas.")
+    ] = "auto",
     lab: Annotated[Path | None, typer.Option(help="Test lab with precomputed answers; no host is called.")] = None,
     lab_format: Annotated[
-        str, typer.Option(help="Format of --lab: assay | eval-studio-testlab | mlflow | ragas.")
-    ] = "assay",
+        str, typer.Option(help="Format of --lab: auto (by content) | assay | eval-studio-testlab | mlflow | ragas.")
+    ] = "auto",
     host: Annotated[list[str] | None, typer.Option("--host", help="Host type or host JSON file; repeatable.")] = None,
     evaluators: Annotated[
         str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")
@@ -64,15 +71,19 @@ def evaluate(
 ) -> None:
     """Evaluate a suite against hosts, or a test lab's precomputed answers, and print a per-model table."""
     with user_errors():
-        hosts = [_host_argument(value) for value in host or (["sample-rag"] if suite else [])]
-        if lab is not None and hosts:
-            raise ValueError("--host is for --suite; a --lab already holds its answers")
-        evaluator_ids = _evaluator_ids(evaluators)
-        for given in (suite, lab):
-            if given is not None and not given.is_file():
-                raise FileNotFoundError(f"{given}: no such file")
         if suite is None and lab is None:
             raise ValueError("give --suite (with --host) or --lab")
+        if suite is not None and lab is not None:
+            raise ValueError("give either --suite or --lab, not both")
+        if lab is not None and host:
+            raise ValueError("--host is for --suite; a --lab already holds its answers")
+        hosts = inputs.hosts(host or ["sample-rag"]) if suite is not None else []
+        evaluator_ids = inputs.evaluator_ids(evaluators)
+        if suite is not None:
+            inputs.suite_file(suite, suite_format)
+        if lab is not None:
+            inputs.lab_file(lab, lab_format)
+        inputs.output_folder(out)
         summary = _run_flow(
             out=str(out),
             suite=str(suite) if suite else None,
@@ -86,14 +97,18 @@ def evaluate(
         )
     print_summary(summary)
     for evaluator_id, reason in summary.get("skipped_evaluators", {}).items():
-        console.print(f"[yellow]skipped[/] {evaluator_id}: {reason}", highlight=False)
+        console.print(f"[yellow]skipped[/] {for_terminal(evaluator_id)}: {for_terminal(reason)}", highlight=False)
     problems = summary.get("problems", {})
+    folder = for_terminal(out)
     console.print(
         f"problems: {problems.get('high', 0)} high, {problems.get('medium', 0)} medium, {problems.get('low', 0)} low"
-        f" ({out}/problems/problems_and_actions.json); insights: {summary.get('insights', 0)}"
-        f" ({out}/insights/insights_and_actions.json)"
+        f" ({folder}/problems/problems_and_actions.json); insights: {summary.get('insights', 0)}"
+        f" ({folder}/insights/insights_and_actions.json)",
+        highlight=False,
     )
-    console.print(f"results: {out}/<evaluator>/results.json and leaderboard.md, {out}/summary.json")
+    console.print(
+        f"results: {folder}/<evaluator>/results.json and leaderboard.md, {folder}/summary.json", highlight=False
+    )
 
 
 def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")) -> None:
@@ -113,42 +128,16 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")
     )
 
 
-def _host_argument(value: str) -> str | dict[str, Any]:
-    """``--host TYPE`` uses the type's defaults; ``--host FILE.json`` a full ModelHost configuration."""
-    if value.endswith(".json"):
-        path = Path(value)
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: line {error.lineno} column {error.colno}: {error.msg}") from error
-    from assay.hosts import host_class
-
-    host_class(value)
-    return value
-
-
-def _evaluator_ids(text: str) -> list[str]:
-    from evaluators import evaluator_class
-
-    ids = [part.strip() for part in text.split(",") if part.strip()]
-    if not ids:
-        raise ValueError("--evaluators needs at least one evaluator id")
-    if "all" in ids:
-        if ids != ["all"]:
-            raise ValueError("--evaluators all cannot be combined with evaluator ids")
-        return ids
-    for evaluator_id in ids:
-        evaluator_class(evaluator_id)
-    return ids
-
-
 def _run_flow(**parameters: Any) -> dict[str, Any]:
     from assay.config import load_settings
     from assay.prefect_env import configure_prefect
 
     configure_prefect(load_settings())
     from flows.evaluate import evaluate_flow
+    from flows.terminal import hide_tracebacks_on_terminal
 
+    if not options.debug:
+        hide_tracebacks_on_terminal()
     return evaluate_flow(**parameters)
 
 
@@ -161,10 +150,10 @@ def print_summary(summary: dict[str, Any]) -> None:
         "evaluator",
         "primary metric",
         *[
-            f"{model['key']}\n{model['answered']}/{model['answered'] + model['host_failures']} answered"
+            f"{for_terminal(model['key'])}\n{model['answered']}/{model['answered'] + model['host_failures']} answered"
             for model in models
         ],
-        title=f"{summary['test_lab']} ({summary['test_cases']} test cases)",
+        title=f"{for_terminal(summary['test_lab'])} ({summary['test_cases']} test cases)",
     )
     for evaluator_id in summary["evaluators"]:
         per_model = [metrics[model["key"]].get(evaluator_id, {}) for model in models]
@@ -175,7 +164,9 @@ def print_summary(summary: dict[str, Any]) -> None:
         direction = ">=" if meta["higher_is_better"] else "<="
         threshold = "" if meta["threshold"] is None else f" {direction} {meta['threshold']}"
         table.add_row(
-            evaluator_id, f"{primary}{threshold}", *[_cell(model_metrics[primary]) for model_metrics in per_model]
+            for_terminal(evaluator_id),
+            for_terminal(f"{primary}{threshold}"),
+            *[_cell(model_metrics[primary]) for model_metrics in per_model],
         )
     console.print(table)
 

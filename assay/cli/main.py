@@ -1,15 +1,29 @@
 """Entry point of the ``assay`` command."""
 
+from typing import Annotated
+
 import typer
 
 from assay.cli import artifacts, evaluate, mrm, perturb, suite
+from assay.cli.common import AssayGroup, options
 
 app = typer.Typer(
     name="assay",
     help="Assay: model-risk validation studio for RAG and LLM systems.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    cls=AssayGroup,
 )
+
+
+@app.callback()
+def global_options(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks, including Prefect's, on errors.")] = False,
+) -> None:
+    """Assay: model-risk validation studio for RAG and LLM systems."""
+    options.debug = debug
+
+
 app.add_typer(suite.app, name="suite")
 app.add_typer(artifacts.app, name="artifacts")
 app.add_typer(mrm.app, name="mrm")

@@ -1,7 +1,6 @@
 """``assay mrm run``: the nine-step MRM workflow (topic modeling ... robustness) with review pauses."""
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -9,7 +8,9 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli.common import console, user_errors
+from assay.cli import inputs
+from assay.cli.common import console, options, user_errors
+from assay.escaping import for_terminal
 
 app = typer.Typer(help="The model risk management workflow.", no_args_is_help=True)
 
@@ -29,24 +30,19 @@ def run(
         ),
     ] = True,
     approvals: Annotated[Path | None, typer.Option(help="Reviewer decisions written in advance (JSON).")] = None,
-    per_topic: Annotated[int, typer.Option(help="Test cases per topic and generator budget.")] = 3,
+    per_topic: Annotated[int, typer.Option(help="Test cases per topic and generator budget.", min=1)] = 3,
     name: Annotated[str, typer.Option(help="Name of the workflow's artifacts in the store.")] = "mrm",
     seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
 ) -> None:
     """Run the MRM workflow and print each step's outcome and wall time."""
-    from assay.cli.evaluate import _host_argument
-
     with user_errors():
-        if corpus is not None and not corpus.is_dir():
-            raise FileNotFoundError(f"{corpus}: no such corpus folder")
-        if approvals is not None and not approvals.is_file():
-            raise FileNotFoundError(f"{approvals}: no such approvals file")
-        if interactive and not os.environ.get("PREFECT_API_URL"):
-            raise ValueError(
-                "interactive review needs a Prefect server the reviewer can open: start one "
-                "(prefect server start) and set PREFECT_API_URL, or pass --non-interactive"
-            )
-        hosts = [_host_argument(value) for value in host or ["sample-rag"]]
+        inputs.interactive_review_possible(interactive)
+        hosts = inputs.hosts(host or ["sample-rag"])
+        if corpus is not None:
+            inputs.corpus_folder(corpus)
+        if approvals is not None:
+            inputs.approvals_file(approvals)
+        inputs.output_folder(out)
         started = time.perf_counter()
         summary = run_workflow(
             out=str(out),
@@ -68,19 +64,24 @@ def run_workflow(**parameters: Any) -> dict[str, Any]:
 
     configure_prefect(load_settings())
     from flows.mrm import mrm_workflow
+    from flows.terminal import hide_tracebacks_on_terminal
 
+    if not options.debug:
+        hide_tracebacks_on_terminal()
     return mrm_workflow(**parameters)
 
 
 def print_workflow(summary: dict[str, Any], out: Path, command_wall: float) -> None:
-    table = Table("step", "wall s", "outcome", title=f"MRM workflow, run {summary['run_id']}")
+    table = Table("step", "wall s", "outcome", title=f"MRM workflow, run {for_terminal(summary['run_id'])}")
     for step, info in summary["steps"].items():
         outcome = {key: value for key, value in info.items() if key not in ("status", "wall_s", "artifacts")}
-        table.add_row(step, f"{info['wall_s']:.1f}", _short(outcome))
+        table.add_row(for_terminal(step), f"{info['wall_s']:.1f}", for_terminal(_short(outcome)))
     console.print(table)
     for decision in summary["decisions"]:
         console.print(
-            f"decision [bold]{decision['step']}[/]: by {decision['decided_by']} ({decision['note']})", highlight=False
+            f"decision [bold]{for_terminal(decision['step'])}[/]: by {for_terminal(decision['decided_by'])} "
+            f"({for_terminal(decision['note'])})",
+            highlight=False,
         )
     timing = summary.get("timing", {})
     library = timing.get("library_s", 0.0)
@@ -89,9 +90,11 @@ def print_workflow(summary: dict[str, Any], out: Path, command_wall: float) -> N
         f"{library:.1f} s; outside library code, i.e. Prefect and start-up: "
         f"{(command_wall - library) / command_wall:.0%})"
     )
+    folder = for_terminal(out)
     console.print(
-        f"artifacts: {out}/artifacts/ (corpus_patch.md, system_prompt_extension.md, guardrails.json), "
-        f"{out}/report.json, {out}/workflow_summary.json"
+        f"artifacts: {folder}/artifacts/ (corpus_patch.md, system_prompt_extension.md, guardrails.json), "
+        f"{folder}/report.json, {folder}/workflow_summary.json",
+        highlight=False,
     )
 
 

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from assay.cli.common import console, user_errors
+from assay.escaping import for_terminal
 
 perturbators_app = typer.Typer(help="The perturbator catalogue.", no_args_is_help=True)
 
@@ -38,10 +39,8 @@ def perturb(
     added = [case for _, case in perturbed.cases() if case.key not in {c.key for _, c in original.cases()}]
     unchanged = sum(UNCHANGED in case.categories for case in added)
     note = f", {unchanged} left unchanged" if unchanged else ""
-    console.print(
-        f"added {len(added)} perturbed cases ({perturbator}, {intensity}, seed {seed}{note}) -> {out}",
-        highlight=False,
-    )
+    how = f"{for_terminal(perturbator)}, {for_terminal(intensity)}, seed {seed}{note}"
+    console.print(f"added {len(added)} perturbed cases ({how}) -> {for_terminal(out)}", highlight=False)
 
 
 @perturbators_app.command("list")
@@ -61,5 +60,7 @@ def list_perturbators(
     table.add_column("low / medium / high")
     for item in described:
         levels = " / ".join(f"{amount:g}" for amount in item["amounts"].values())
-        table.add_row(item["id"], item["kind"], f"{levels} ({item['amount_unit']})")
+        table.add_row(
+            for_terminal(item["id"]), for_terminal(item["kind"]), for_terminal(f"{levels} ({item['amount_unit']})")
+        )
     console.print(table)

@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from assay.cli.common import console, user_errors
+from assay.escaping import for_terminal
 
 app = typer.Typer(help="Import and export test suites and test labs.", no_args_is_help=True)
 
@@ -15,8 +16,8 @@ FORMAT_HELP = "eval-studio-suite | eval-studio-testlab | mlflow | ragas | assay"
 @app.command("import")
 def import_(
     path: Annotated[Path, typer.Argument(help="File to import.")],
-    format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
     out: Annotated[Path, typer.Option("--out", "-o", help="Where to write Assay's JSON.")],
+    format: Annotated[str, typer.Option("--format", "-f", help=f"auto (from the content) | {FORMAT_HELP}")] = "auto",
     model_key: Annotated[str, typer.Option(help="Model key for imported answers.")] = "imported",
 ) -> None:
     """Read PATH in a foreign format and write it as Assay's own JSON."""
@@ -27,7 +28,10 @@ def import_(
         export_file(imported, out, "assay")
     kind = type(imported).__name__
     count = imported.case_count if hasattr(imported, "case_count") else len(imported.rows)
-    console.print(f"imported {kind} {imported.name!r} ({count} {'cases' if kind == 'TestSuite' else 'rows'}) -> {out}")
+    units = "cases" if kind == "TestSuite" else "rows"
+    console.print(
+        f"imported {kind} {for_terminal(repr(imported.name))} ({count} {units}) -> {for_terminal(out)}", highlight=False
+    )
 
 
 @app.command("export")
@@ -41,4 +45,4 @@ def export(
 
     with user_errors():
         export_file(import_file(path, "assay"), out, format)
-    console.print(f"exported {path} as {format} -> {out}")
+    console.print(f"exported {for_terminal(path)} as {for_terminal(format)} -> {for_terminal(out)}", highlight=False)

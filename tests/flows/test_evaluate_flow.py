@@ -220,3 +220,14 @@ def test_rerunning_a_run_serves_finished_steps_from_the_cache(small_suite: Path,
     assert task_states(first.state_details.flow_run_id)["run-evaluator"] == "Completed"
     states = task_states(second.state_details.flow_run_id)
     assert states["build-test-lab"] == "Cached" and states["run-evaluator"] == "Cached"
+
+
+def test_a_bad_evaluator_parameter_fails_before_the_run_starts(small_suite: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no parameter"):
+        evaluate_flow(
+            out=str(tmp_path),
+            suite=str(small_suite),
+            evaluators=["text_matching"],
+            evaluator_parameters={"text_matching": {"no_such_knob": 1}},
+        )
+    assert not (tmp_path / "run.json").exists()

@@ -1,0 +1,127 @@
+"""Every input of a command checked before any flow or Prefect server starts.
+
+A rejected input is a ``ValueError`` (or ``FormatError``) whose message names the file, field or option and
+what was expected; the command prints it as one line and exits 2. Checking up front means a typo costs a
+second, never a server start-up and a traceback in the flow's log.
+"""
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from assay.models import ModelHost, TestLab, TestSuite
+
+
+def input_file(path: Path, option: str) -> Path:
+    """An existing regular file (not a folder)."""
+    if path.is_dir():
+        raise ValueError(f"{option} {path}: is a folder, expected a file")
+    if not path.is_file():
+        raise FileNotFoundError(f"{option} {path}: no such file")
+    return path
+
+
+def suite_file(path: Path, format: str) -> TestSuite:
+    """The test suite in ``path``, imported in full (so every field of it is checked)."""
+    imported = _import(input_file(path, "--suite"), format)
+    if not isinstance(imported, TestSuite):
+        raise ValueError(f"{path}: holds a test lab with answers; pass it as --lab")
+    return imported
+
+
+def lab_file(path: Path, format: str) -> TestLab:
+    """The test lab in ``path``, imported in full."""
+    imported = _import(input_file(path, "--lab"), format)
+    if not isinstance(imported, TestLab):
+        raise ValueError(f"{path}: holds a test suite without answers; pass it as --suite")
+    return imported
+
+
+def _import(path: Path, format: str) -> TestSuite | TestLab:
+    from assay.formats import import_file
+
+    return import_file(path, format)
+
+
+def hosts(values: list[str]) -> list[str | dict[str, Any]]:
+    """``--host TYPE`` (a registered host type) or ``--host FILE.json`` (a full host configuration); the
+    configurations are returned as dicts, the flow's parameter form. Two hosts may not share a key."""
+    chosen = [_host(value) for value in values]
+    keys = [host if isinstance(host, str) else host["key"] for host in chosen]
+    duplicates = sorted({key for key in keys if keys.count(key) > 1})
+    if duplicates:
+        raise ValueError(f"--host: two hosts share the key {duplicates[0]!r}; give each host its own key")
+    return chosen
+
+
+def _host(value: str) -> str | dict[str, Any]:
+    from assay.hosts import host_class
+
+    if not value.endswith(".json"):
+        host_class(value)
+        return value
+    from assay.formats.errors import load_json, validate
+
+    path = input_file(Path(value), "--host")
+    config = validate(ModelHost, load_json(path), path)
+    try:
+        host_class(config.type)
+    except ValueError as error:
+        raise ValueError(f"{path}: type: {error}") from None
+    return config.model_dump(mode="json")
+
+
+def evaluator_ids(text: str) -> list[str]:
+    """Comma-separated registered evaluator ids, or ``all`` alone."""
+    from evaluators import evaluator_class
+
+    ids = [part.strip() for part in text.split(",") if part.strip()]
+    if not ids:
+        raise ValueError("--evaluators needs at least one evaluator id")
+    if "all" in ids:
+        if ids != ["all"]:
+            raise ValueError("--evaluators all cannot be combined with evaluator ids")
+        return ids
+    for evaluator_id in ids:
+        evaluator_class(evaluator_id)
+    return ids
+
+
+def output_folder(path: Path, option: str = "--out") -> Path:
+    """A folder the command can write into, created if missing."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path}: is a file, expected a folder")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as error:
+        raise ValueError(f"{option} {path}: cannot write there ({error.strerror or error})") from None
+    return path
+
+
+def corpus_folder(path: Path) -> Path:
+    """A folder holding at least one readable .md, .txt or .pdf document (each is read once here)."""
+    from assay.corpora import load_corpus
+
+    if not path.is_dir():
+        raise ValueError(f"--corpus {path}: no such folder")
+    load_corpus(path)
+    return path
+
+
+def approvals_file(path: Path) -> Path:
+    """A reviewer's approvals file that parses and names only known steps and fields."""
+    from assay.mrm.approvals import load_approvals
+
+    load_approvals(input_file(path, "--approvals"))
+    return path
+
+
+def interactive_review_possible(interactive: bool) -> None:
+    if interactive and not os.environ.get("PREFECT_API_URL"):
+        raise ValueError(
+            "interactive review needs a Prefect server the reviewer can open: start one "
+            "(prefect server start) and set PREFECT_API_URL, or pass --non-interactive"
+        )
