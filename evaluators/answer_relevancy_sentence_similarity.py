@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._sentence_similarity import embed_distinct, rounded, sentences_of, similarity_matrix
+from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator
 from evaluators.registry import register
+
+SPLIT_INPUTS = ("actual_output",)
 
 
 @register
@@ -61,12 +64,14 @@ class AnswerRelevancySentenceSimilarity(Evaluator):
     )
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
+        cases = within_bound(cases, SPLIT_INPUTS)
         embed_distinct(
             self.services.embedder,
             (text for case in cases for text in (case.question, *sentences_of(case.actual_output or ""))),
         )
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
+        check_bound(case, SPLIT_INPUTS)
         answer = sentences_of(case.actual_output or "")
         similarities = similarity_matrix(self.services.embedder, [case.question], answer)
         return {"answer_relevancy": rounded(similarities.max())}

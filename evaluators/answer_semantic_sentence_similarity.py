@@ -9,8 +9,11 @@ from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._sentence_similarity import embed_distinct, rounded, sentences_of, similarity_matrix
+from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator
 from evaluators.registry import register
+
+SPLIT_INPUTS = ("actual_output", "expected_output")
 
 
 @register
@@ -75,6 +78,7 @@ class AnswerSemanticSentenceSimilarity(Evaluator):
     )
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
+        cases = within_bound(cases, SPLIT_INPUTS)
         embed_distinct(
             self.services.embedder,
             (
@@ -86,6 +90,7 @@ class AnswerSemanticSentenceSimilarity(Evaluator):
         )
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
+        check_bound(case, SPLIT_INPUTS)
         actual = sentences_of(case.actual_output or "")
         expected = sentences_of(case.expected_output)
         best_matches = similarity_matrix(self.services.embedder, actual, expected).max(axis=1)

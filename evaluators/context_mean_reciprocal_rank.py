@@ -14,8 +14,11 @@ from dataclasses import dataclass, field
 from assay.embeddings import split_sentences
 from assay.models import RetrievedChunk
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator, Scored, cosine
 from evaluators.registry import register
+
+SPLIT_INPUTS = ("retrieved_context",)
 
 
 def ranked(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
@@ -107,6 +110,7 @@ class ContextMeanReciprocalRank(Evaluator):
             )
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
+        cases = within_bound(cases, SPLIT_INPUTS)
         texts = {case.question for case in cases}
         for case in cases:
             texts.update(sentence for chunk in case.retrieved_context for sentence in split_sentences(chunk.text))
@@ -124,6 +128,7 @@ class ContextMeanReciprocalRank(Evaluator):
     def score(self, case: CaseContext) -> Scored:
         """1 / rank of the first relevant chunk; the details give that rank and its relevance, or, when no
         checked chunk is relevant, the best relevance seen, which shows how far the threshold is."""
+        check_bound(case, SPLIT_INPUTS)
         chunks = ranked(case.retrieved_context)[: self.mrr_relevant_chunk_oor_idx + 1]
         best = 0.0
         for position, chunk in enumerate(chunks):

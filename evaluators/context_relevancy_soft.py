@@ -12,8 +12,11 @@ from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._sentence_similarity import embed_distinct, rounded, sentences_of, similarity_matrix
+from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator, Unscored
 from evaluators.registry import register
+
+SPLIT_INPUTS = ("retrieved_context",)
 
 
 @register
@@ -74,6 +77,7 @@ class ContextRelevancySoft(Evaluator):
     )
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
+        cases = within_bound(cases, SPLIT_INPUTS)
         embed_distinct(
             self.services.embedder,
             (
@@ -84,6 +88,7 @@ class ContextRelevancySoft(Evaluator):
         )
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
+        check_bound(case, SPLIT_INPUTS)
         chunks = [sentences_of(chunk.text) for chunk in case.retrieved_context]
         sentences = [sentence for chunk in chunks for sentence in chunk]
         if not sentences:

@@ -34,11 +34,13 @@ import numpy as np
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._grounding import Evidence, clean
+from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
 
 METHODS = ("hybrid", "semantic", "semantic_gated", "lexical")
 NAME_PENALTY = 0.5
+SPLIT_INPUTS = ("actual_output", "retrieved_context")
 
 
 @lru_cache(maxsize=8192)
@@ -154,7 +156,7 @@ class Groundedness(Evaluator):
             return
         texts = {
             sentence
-            for case in cases
+            for case in within_bound(cases, SPLIT_INPUTS)
             for text in (case.actual_output or "", *(chunk.text for chunk in case.retrieved_context))
             for sentence in _sentences(text)
         }
@@ -163,6 +165,7 @@ class Groundedness(Evaluator):
 
     def explain(self, case: CaseContext) -> list[SentenceSupport]:
         """Per-sentence support, in answer order: the least grounded sentence and what it lacks."""
+        check_bound(case, SPLIT_INPUTS)
         answer = _sentences(case.actual_output or "")
         context = [sentence for chunk in case.retrieved_context for sentence in _sentences(chunk.text)]
         if not answer:

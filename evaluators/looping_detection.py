@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators._split_bound import check_bound
 from evaluators.base import CaseContext, Evaluator, Scored
 from evaluators.registry import register
 
@@ -153,6 +154,7 @@ class LoopingDetection(Evaluator):
     )
 
     def score(self, case: CaseContext) -> Scored:
+        check_bound(case, ("actual_output",))
         text = (case.actual_output or "").strip()
         counts = counted_sentences(text, self.min_sentence_chars)
         scores: dict[str, float | None] = {

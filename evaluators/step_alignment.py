@@ -14,9 +14,12 @@ import numpy as np
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._sentence_similarity import embed_distinct, similarity_matrix
+from evaluators._split_bound import check_bound, within_bound
 from evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
 from evaluators.base import CaseContext, Evaluator, Unscored
 from evaluators.registry import register
+
+SPLIT_INPUTS = ("retrieved_context", "actual_output")
 
 
 def _count_metric(key: str, display_name: str, description: str, *, primary: bool = False) -> MetricMeta:
@@ -131,7 +134,7 @@ class StepAlignment(Evaluator):
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         texts: list[str] = []
-        for case in cases:
+        for case in within_bound(cases, SPLIT_INPUTS):
             try:
                 texts.extend(self._reference_steps(case))
                 texts.extend(extract_steps(case.actual_output or ""))
@@ -146,6 +149,7 @@ class StepAlignment(Evaluator):
         return steps
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
+        check_bound(case, SPLIT_INPUTS)
         try:
             reference = self._reference_steps(case)
         except TooManyStepsError as error:

@@ -19,8 +19,11 @@ import numpy as np
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._models import find_model, label_names, normalise_label, read_config, require_model, sequence_classifier
+from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator, Unscored, cosine
 from evaluators.registry import register
+
+SPLIT_INPUTS = ("question", "retrieved_context", "actual_output")
 
 DEFAULT_MODEL = "tals/albert-xlarge-vitaminc-mnli"
 SOURCES = ("auto", "question", "retrieved_context")
@@ -172,7 +175,7 @@ class SummarizationCompletenessFaithfulness(Evaluator):
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         pairs: dict[tuple[str, str], None] = {}
         sentences: dict[str, None] = {}
-        for case in cases:
+        for case in within_bound(cases, SPLIT_INPUTS):
             source, summary = self._sentences(case)
             sentences.update(dict.fromkeys(source + summary))
             pairs.update(dict.fromkeys((premise, hypothesis) for hypothesis in summary for premise in source))
@@ -194,6 +197,7 @@ class SummarizationCompletenessFaithfulness(Evaluator):
         self._entailment.update(zip(todo, (float(row[column]) for row in probabilities), strict=True))
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
+        check_bound(case, SPLIT_INPUTS)
         source, summary = self._sentences(case)
         if not source:
             raise Unscored(f"test case {case.test_case_key}: the source to summarise ({self.source}) is empty")

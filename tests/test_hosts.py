@@ -1,5 +1,6 @@
 import asyncio
 import json
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -7,10 +8,11 @@ from typing import ClassVar
 
 import pytest
 
+from assay import redaction
 from assay.corpora import sample_data_path
 from assay.embeddings import EmbeddingEngine
 from assay.hosts import CallPolicy, Host, HostAnswer, HostError, create_host, default_host_config, resolve
-from assay.hosts.sample_rag import NOT_FOUND_ANSWER
+from assay.hosts.sample_rag import NOT_FOUND_ANSWER, simulated_duration
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
 
 FAST = CallPolicy(concurrency=2, timeout_s=0.5, retries=2, backoff_s=0.01)
@@ -40,6 +42,10 @@ class ScriptedHost(Host):
                 raise ConnectionError("connection reset")
             if case.prompt == "broken":
                 raise HostError("400 bad request")
+            if case.prompt == "verbose":
+                raise HostError("502 <html>" + "x" * 1_000_000)
+            if case.prompt in ("negative-cost", "infinite-cost"):
+                return HostAnswer(actual_output="priced", cost=-1.0 if case.prompt == "negative-cost" else 1e400)
             return HostAnswer(actual_output=f"answer to {case.key}", cost=0.01)
         finally:
             self.active -= 1
@@ -59,6 +65,18 @@ def test_failures_are_recorded_per_case_and_never_abort() -> None:
     assert not slow.answered and "no answer within 0.5s" in slow.error and slow.attempts == 3
     assert broken.error == "400 bad request" and host.calls["c3"] == 1  # permanent errors are not retried
     assert host.max_active <= 2
+
+
+def test_invalid_and_oversized_answers_are_recorded_per_case() -> None:
+    """A megabyte error page is kept bounded; a negative or infinite cost is an error on its case, not a crash."""
+    host = ScriptedHost(ModelHost(key="s", type="scripted"))
+    rows = asyncio.run(resolve(host, cases("verbose", "negative-cost", "infinite-cost", "ok"), FAST))
+    verbose, negative, infinite, ok = rows
+    assert verbose.error.startswith("502 <html>xxx") and len(verbose.error) < 2_100
+    assert "characters cut" in verbose.error
+    assert not negative.answered and "cost" in negative.error
+    assert not infinite.answered and "finite" in infinite.error
+    assert ok.answered
 
 
 def test_a_failing_prepare_marks_every_row() -> None:
@@ -85,6 +103,34 @@ def test_sample_rag_retrieves_and_answers_extractively(engine: EmbeddingEngine) 
     assert "0800 555 0199" in card.actual_output
     assert card.input_tokens > card.output_tokens > 0 and card.cost == 0.0
     assert gold.actual_output == NOT_FOUND_ANSWER
+
+
+def test_sample_rag_durations_are_simulated_and_reproducible(engine: EmbeddingEngine) -> None:
+    """Wall-clock durations made two MRM runs on the same inputs differ (issue 7, item 14): the sample hosts
+    report the time their work would take, the same in every run and larger for longer answers."""
+    question = [("t", TestCase(key="q", prompt="Which number do I call if my card is stolen?"))]
+    first, second = (
+        asyncio.run(resolve(create_host(default_host_config("sample-rag"), lambda: engine), question))[0]
+        for _ in range(2)
+    )
+    assert first.actual_duration == second.actual_duration
+    assert first.actual_duration == simulated_duration(first.input_tokens, first.output_tokens)
+    assert simulated_duration(100, 60) > simulated_duration(100, 20) > 0
+
+
+def test_resolve_redacts_the_host_secret_from_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backend that echoes the rejected key must not put it on the row (issue 7, item 5)."""
+    monkeypatch.setattr(redaction, "_names", {})
+    monkeypatch.setattr(redaction, "_pattern", None)
+    monkeypatch.setenv("SCRIPTED_API_KEY", "key-4c1d0e9a77b2")
+
+    class Echoing(ScriptedHost):
+        async def answer(self, case: TestCase) -> HostAnswer:
+            raise HostError(f"401: invalid key {os.environ['SCRIPTED_API_KEY']}")
+
+    host = Echoing(ModelHost(key="e", type="scripted", secret_ref="SCRIPTED_API_KEY"))
+    (row,) = asyncio.run(resolve(host, cases("ok"), FAST))
+    assert row.error == "401: invalid key [REDACTED:SCRIPTED_API_KEY]"
 
 
 def test_keyword_system_is_the_weaker_one(sample_suite: TestSuite, engine: EmbeddingEngine) -> None:

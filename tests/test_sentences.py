@@ -1,4 +1,9 @@
-from assay.embeddings import split_sentences
+import pytest
+
+from assay.embeddings import sentences, split_sentences
+from assay.embeddings.sentences import MAX_SPLIT_CHARS
+from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from evaluators import build_evaluator, run_evaluator
 
 
 def test_abbreviations_and_numbers_do_not_split() -> None:
@@ -26,3 +31,67 @@ def test_domains_and_numbered_steps() -> None:
 
 def test_blank_text_has_no_sentences() -> None:
     assert split_sentences("  \n ") == []
+
+
+LONG_LINE = " ".join(
+    f"Dr. Smith moved the rate to 3.{index % 90 + 10}% AER on Mon. at 9 a.m. and wrote to customer {index}. "
+    "The letter, i.e. form B.2, followed."
+    for index in range(150)
+)
+
+
+def test_a_long_line_is_segmented_in_bounded_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pysbd is quadratic in line length: no call may see more than a block (the old code passed 1.1 MB)."""
+    segmenter = sentences._segmenter()
+    segment = segmenter.segment
+    lengths: list[int] = []
+
+    def recording(text: str) -> list[str]:
+        lengths.append(len(text))
+        return segment(text)
+
+    monkeypatch.setattr(segmenter, "segment", recording)
+    sentences._split_cached.cache_clear()
+    text = LONG_LINE * 4
+    assert len(text) > 4 * sentences.BLOCK_CHARS
+    assert len(split_sentences(text)) == 4 * 300
+    assert max(lengths) <= sentences.BLOCK_CHARS
+
+
+def test_a_long_line_splits_as_pysbd_splits_it_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert len(LONG_LINE) > 3 * sentences.BLOCK_CHARS
+    sentences._split_cached.cache_clear()
+    in_blocks = split_sentences(LONG_LINE)
+    monkeypatch.setattr(sentences, "BLOCK_CHARS", len(LONG_LINE))
+    sentences._split_cached.cache_clear()
+    assert in_blocks == split_sentences(LONG_LINE)
+
+
+def test_lowercase_continuations_join_their_sentence() -> None:
+    assert split_sentences("The branch opens Mon. at 9 and Tue. at 10. Call us.") == [
+        "The branch opens Mon. at 9 and Tue. at 10.",
+        "Call us.",
+    ]
+
+
+@pytest.mark.timeout(20)
+def test_a_megabyte_answer_is_unscored_by_sentence_evaluators_not_stalled() -> None:
+    """A 1.1 MB answer stalled sentence-based evaluators for over 600 s; now it is unscored with the reason and
+    the other cases of the run are scored."""
+    huge = "The rate is 3.25% AER and interest is paid monthly. " * 21_000
+    assert len(huge) > 1_000_000
+    context = [RetrievedChunk(text="The Easy Access Saver pays 3.25% AER. Interest is paid monthly.")]
+    rows = [
+        TestLabRow(
+            test_case=TestCase(key=key, prompt="What rate?"), model_key="m", actual_output=answer, context=context
+        )
+        for key, answer in (("huge", huge), ("normal", "It pays 3.25% AER."))
+    ]
+    lab = TestLab(name="lab", models=[ModelHost(key="m", type="testlab")], rows=rows)
+    for evaluator in (build_evaluator("groundedness", method="lexical"), build_evaluator("looping_detection")):
+        huge_row, normal_row = run_evaluator(evaluator, lab).rows
+        assert huge_row.unscored_reason == (
+            f"test case huge: answer longer than {MAX_SPLIT_CHARS:,} characters ({len(huge):,}), "
+            "too long to split into sentences"
+        )
+        assert normal_row.unscored_reason is None and normal_row.scores

@@ -1,13 +1,28 @@
-"""Sentence splitting that copes with real text.
+"""Sentence splitting that copes with real text, in time linear in its length.
 
 pysbd handles abbreviations ("Dr.", "e.g.", "U.S.") and decimal numbers; on top of it we repair two
 failures seen on real documents: a missing space after a full stop ("AER.It rises") is not a boundary
 for pysbd, and an abbreviation followed by a lowercase word ("Mon. at 9") is wrongly split.
+
+pysbd is quadratic in the length of a line (each abbreviation it finds rescans the whole line): a 1.1 MB
+answer on one line took longer than 600 s. Lines longer than ``BLOCK_CHARS`` are therefore segmented a
+block at a time, each block restarting at the last sentence boundary pysbd found in the previous one, so
+no boundary is taken from where a block was cut. Shorter lines, i.e. ordinary text, are segmented exactly as
+before. On long lines the only differences seen are list numbers that pysbd recognises by looking across the
+whole line ("... in year 2. - 5-Year Fixed"): 2 of the 650 sentences of the sample corpus joined into one line.
+
+Callers that split untrusted text should still bound it (``MAX_SPLIT_CHARS``): linear is not free, and the
+embedding of ten thousand sentences that follows a split is the larger cost.
 """
 
 from functools import lru_cache
 
 import regex
+
+MAX_SPLIT_CHARS = 200_000
+"""The longest text sentence-based evaluators split and embed; longer inputs leave the case unscored."""
+BLOCK_CHARS = 5_000
+"""Lines longer than this are segmented in blocks of about this size (pysbd is quadratic within one)."""
 
 _MISSING_SPACE = regex.compile(r"(?<=[\p{L}\d%)\]][.!?])(?=\p{Lu}\p{Ll}+(?:[\s,;:!?]|\.(?:\s|$)|$))")
 _STARTS_LOWER = regex.compile(r"^[\p{Ll}]")
@@ -33,14 +48,34 @@ def _split_cached(text: str) -> tuple[str, ...]:
     if not text:
         return ()
     repaired = _MISSING_SPACE.sub(" ", text)
-    sentences: list[str] = []
+    sentences: list[list[str]] = []  # parts joined once at the end: repeated string merging is quadratic
     for line in repaired.splitlines():
-        for segment in _segmenter().segment(line):
+        for segment in _segment_line(line):
             segment = segment.strip()
             if not segment:
                 continue
             if sentences and _STARTS_LOWER.match(segment):
-                sentences[-1] = f"{sentences[-1]} {segment}"
+                sentences[-1].append(segment)
             else:
-                sentences.append(segment)
-    return tuple(sentences)
+                sentences.append([segment])
+    return tuple(" ".join(parts) for parts in sentences)
+
+
+def _segment_line(line: str) -> list[str]:
+    """pysbd's segments of one line, a block at a time when the line is long (see the module docstring)."""
+    segments: list[str] = []
+    start = 0
+    while len(line) - start > BLOCK_CHARS:
+        end = line.rfind(" ", start + BLOCK_CHARS // 2, start + BLOCK_CHARS)
+        end = end if end > start else start + BLOCK_CHARS
+        found = _segmenter().segment(line[start:end])
+        complete = found[:-1]  # the block's last segment may go on past its end: segmented again next time
+        consumed = sum(len(segment) for segment in complete)
+        if consumed and line.startswith("".join(complete), start):
+            segments.extend(complete)
+            start += consumed
+        else:  # no boundary in a whole block (or pysbd changed the text): the block stands as one segment
+            segments.extend(found)
+            start = end
+    segments.extend(_segmenter().segment(line[start:]))
+    return segments

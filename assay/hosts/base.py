@@ -3,6 +3,10 @@
 ``resolve`` owns everything hosts should not re-implement: bounded concurrency, per-call timeout, retries
 with exponential backoff, timing, and recording a failure on its row instead of raising. A host only says
 how to answer one case (``answer``) and may batch shared work for all cases first (``prepare``).
+
+A host's credential (the value of the env var ``secret_ref`` names) is registered for redaction when the
+host is created, and every row ``resolve`` returns has it redacted: an error body that echoes the key
+("401: invalid key sk-...") would otherwise travel into checkpoints, results, problems and artifacts.
 """
 
 import asyncio
@@ -11,20 +15,21 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
 from typing import ClassVar
 
-from pydantic import Field
+from pydantic import Field, FiniteFloat, ValidationError
 
 from assay.embeddings.engine import Embedder
 from assay.models import DomainModel, ModelHost, RetrievedChunk, TestCase, TestLabRow, ToolCall
+from assay.redaction import redact_data, register_env_secret
 
 
 class HostAnswer(DomainModel):
     actual_output: str
     context: list[RetrievedChunk] = Field(default_factory=list)
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cost: float | None = None
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cost: FiniteFloat | None = Field(default=None, ge=0)
     tool_calls: list[ToolCall] = Field(default_factory=list)
-    duration: float | None = Field(
+    duration: FiniteFloat | None = Field(
         default=None,
         ge=0,
         description="Seconds of work for this answer when done in a batch; else timed per call.",
@@ -38,6 +43,17 @@ class CallPolicy(DomainModel):
     backoff_s: float = Field(default=0.5, ge=0)
 
 
+MAX_ERROR_CHARS = 2000
+"""Error texts are evidence, not payloads: a server that answers with a megabyte of HTML keeps its first part."""
+
+
+def describe_error(text: str) -> str:
+    """An error text bounded to ``MAX_ERROR_CHARS``, saying how much was cut."""
+    if len(text) <= MAX_ERROR_CHARS:
+        return text
+    return f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS} more characters cut)"
+
+
 class HostError(Exception):
     """A failure the host knows is permanent (bad request, missing answer): not retried."""
 
@@ -49,6 +65,7 @@ class Host(ABC):
     def __init__(self, config: ModelHost, embedder: Callable[[], Embedder] | None = None) -> None:
         self.config = config
         self._embedder_factory = embedder
+        register_env_secret(config.secret_ref)
 
     @property
     def embedder(self) -> Embedder:
@@ -92,6 +109,13 @@ class _RetriesExhausted(Exception):
         self.attempts = attempts
 
 
+def _redacted(row: TestLabRow) -> TestLabRow:
+    """``row`` with every registered secret redacted from its texts (error, answer, context, tool calls)."""
+    data = row.model_dump()
+    clean = redact_data(data)
+    return row if clean == data else TestLabRow.model_validate(clean)
+
+
 async def resolve(
     host: Host, cases: Sequence[tuple[str, TestCase]], policy: CallPolicy | None = None
 ) -> list[TestLabRow]:
@@ -101,9 +125,9 @@ async def resolve(
     try:
         await host.prepare([case for _, case in cases])
     except Exception as error:
-        reason = f"host preparation failed: {type(error).__name__}: {error}"
+        reason = describe_error(f"host preparation failed: {type(error).__name__}: {error}")
         return [
-            TestLabRow(test_case=case, test_key=test_key, model_key=model_key, error=reason, attempts=0)
+            _redacted(TestLabRow(test_case=case, test_key=test_key, model_key=model_key, error=reason, attempts=0))
             for test_key, case in cases
         ]
     semaphore = asyncio.Semaphore(policy.concurrency)
@@ -113,11 +137,12 @@ async def resolve(
             try:
                 answer, duration, attempts = await _attempt(lambda: host.answer(case), policy)
             except HostError as error:
-                return TestLabRow(test_case=case, test_key=test_key, model_key=model_key, error=str(error))
-            except _RetriesExhausted as failure:
-                reason = (
-                    f"{type(failure.error).__name__}: {failure.error} (after {failure.attempts} attempts)"
+                return TestLabRow(
+                    test_case=case, test_key=test_key, model_key=model_key, error=describe_error(str(error))
                 )
+            except _RetriesExhausted as failure:
+                reason = describe_error(f"{type(failure.error).__name__}: {failure.error}")
+                reason += f" (after {failure.attempts} attempts)"
                 return TestLabRow(
                     test_case=case,
                     test_key=test_key,
@@ -125,18 +150,28 @@ async def resolve(
                     error=reason,
                     attempts=failure.attempts,
                 )
-        return TestLabRow(
-            test_case=case,
-            test_key=test_key,
-            model_key=model_key,
-            actual_output=answer.actual_output,
-            context=answer.context,
-            actual_duration=round(answer.duration if answer.duration is not None else duration, 6),
-            cost=answer.cost,
-            input_tokens=answer.input_tokens,
-            output_tokens=answer.output_tokens,
-            tool_calls=answer.tool_calls,
-            attempts=attempts,
-        )
+        try:
+            return _answered_row(test_key, case, model_key, answer, duration, attempts)
+        except ValidationError as error:  # e.g. a negative cost: recorded on its case, never aborting the run
+            reason = describe_error(f"the host's answer is invalid: {error.errors()[0]['msg']}")
+            return TestLabRow(test_case=case, test_key=test_key, model_key=model_key, error=reason, attempts=attempts)
 
-    return list(await asyncio.gather(*(one(test_key, case) for test_key, case in cases)))
+    return [_redacted(row) for row in await asyncio.gather(*(one(test_key, case) for test_key, case in cases))]
+
+
+def _answered_row(
+    test_key: str, case: TestCase, model_key: str, answer: HostAnswer, duration: float, attempts: int
+) -> TestLabRow:
+    return TestLabRow(
+        test_case=case,
+        test_key=test_key,
+        model_key=model_key,
+        actual_output=answer.actual_output,
+        context=answer.context,
+        actual_duration=round(answer.duration if answer.duration is not None else duration, 6),
+        cost=answer.cost,
+        input_tokens=answer.input_tokens,
+        output_tokens=answer.output_tokens,
+        tool_calls=answer.tool_calls,
+        attempts=attempts,
+    )

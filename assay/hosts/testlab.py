@@ -9,8 +9,9 @@ from assay.models import TestCase, TestLab, TestLabRow
 
 
 class TestLabHost(Host):
-    """Settings: ``lab`` (path), ``format`` (default ``assay``), ``source_model_key`` (which model's answers
-    to replay when the lab holds several; default: the only one). Cases match by key, else by prompt."""
+    """Settings: ``lab`` (path), ``format`` (default ``auto``: detected from the content), ``source_model_key``
+    (which model's answers to replay when the lab holds several; default: the only one). Cases match by key,
+    else by prompt."""
 
     __test__ = False
     type: ClassVar[str] = "testlab"
@@ -27,7 +28,7 @@ class TestLabHost(Host):
         if "lab" not in settings:
             raise HostError(f"host {self.config.key}: setting 'lab' (path of a test lab file) is required")
         path = Path(settings["lab"])
-        lab = import_file(path, settings.get("format", "assay"))
+        lab = import_file(path, settings.get("format", "auto"))
         if not isinstance(lab, TestLab):
             raise HostError(f"host {self.config.key}: {path} holds a test suite, not a test lab with answers")
         rows = _rows_of(lab, settings.get("source_model_key"), path)

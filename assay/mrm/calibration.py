@@ -14,6 +14,7 @@ from assay.embeddings import Embedder
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult, MetricMeta
 from assay.models.mrm import Calibration, MetricCalibration, ReviewItem, ReviewLabel
+from assay.mrm.operational import quality_results
 
 POLICIES = ("expected_answer_similarity", "agree")
 LabelFn = Callable[[list[ReviewItem]], list[ReviewLabel]]
@@ -37,10 +38,11 @@ def sample_for_review(
     (alternating sides; a label there moves the threshold most), half drawn at random from each side so the
     reviewer also sees clear passes and clear fails. ``around`` moves the centre of the sample, e.g. to the
     current calibrated estimate when resampling; ``metric_passes`` stays the verdict of the threshold in force.
-    Metrics without a threshold have no verdict to review."""
+    Metrics without a threshold have no verdict to review; operational ones (latency, tokens, cost) are
+    measurements, not verdicts a reviewer judges from the answer (``assay.mrm.operational``)."""
     rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
     items: list[ReviewItem] = []
-    for result in results:
+    for result in quality_results(results):
         metric = result.evaluator.primary_metric
         threshold = threshold_in_force(result, metric)
         if threshold is None:
@@ -152,11 +154,12 @@ def fit_thresholds(
     is a fraction of the metric's declared range (of the observed score spread when the range is unbounded):
     narrower is ``stable``. The default is kept, and ``method`` says why, with fewer than ``min_labels`` labels,
     one-class labels, or when no cut beats always answering the majority label (the score does not predict
-    the reviewer). Unlabelled items are ignored; agreement is measured on the labelled items."""
+    the reviewer). Unlabelled items are ignored; agreement is measured on the labelled items. Operational
+    metrics are not calibrated: nobody reviews them (see ``sample_for_review``)."""
     verdicts = {label.item_id: label for label in labels}
     used = [label for item in items if (label := verdicts.get(item.item_id)) is not None]
     metrics = []
-    for result in results:
+    for result in quality_results(results):
         metric = result.evaluator.primary_metric
         default = threshold_in_force(result, metric)
         if default is None:

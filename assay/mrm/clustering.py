@@ -20,6 +20,7 @@ from assay.models import TestLab, TestLabRow
 from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import FailureCluster, FailureClusters
 from assay.mrm.calibration import threshold_in_force
+from assay.mrm.operational import quality_results
 
 Thresholds = Mapping[tuple[str, str], float]
 MAX_COMPONENTS = 5
@@ -40,9 +41,10 @@ def failed_row_keys(
     lab: TestLab, results: Sequence[EvaluationResult], thresholds: Thresholds | None = None
 ) -> list[str]:
     """Row keys, in lab order, whose primary metric of at least one evaluator is on the bad side of its
-    threshold (a calibrated one when given). Unscored cases are not failures: nothing was measured."""
+    threshold (a calibrated one when given). Unscored cases are not failures: nothing was measured, and a slow
+    or costly answer is no quality failure (operational metrics are left out, see ``assay.mrm.operational``)."""
     failed: set[str] = set()
-    for result in results:
+    for result in quality_results(results):
         metric = result.evaluator.primary_metric
         threshold = (thresholds or {}).get((result.evaluator.id, metric.key), threshold_in_force(result, metric))
         if threshold is None:
@@ -64,7 +66,10 @@ def cluster_failures(
     seed: int = 0,
 ) -> FailureClusters:
     """Clusters of failed cases with their size, TF-IDF keywords, the most typical questions and mean scores.
-    Too few failures is not an error (the manual counts the step as successful): no clusters, and a message."""
+    Too few failures is not an error (the manual counts the step as successful): no clusters, and a message.
+    Operational metrics (latency, tokens, cost) are no quality features: wall-clock time would make the clusters
+    of two runs on the same inputs differ."""
+    results = quality_results(results)
     keys = failed_row_keys(lab, results, thresholds)
     if len(keys) < max(min_failures, 2):
         return FailureClusters(

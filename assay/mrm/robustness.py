@@ -8,6 +8,7 @@ from assay.models import TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import FlipCount, RobustnessReport
 from assay.models.suite import Test
+from assay.mrm.operational import quality_results
 
 Thresholds = Mapping[tuple[str, str], float]
 
@@ -43,11 +44,12 @@ def flip_reports(
     thresholds: Thresholds | None = None,
 ) -> list[RobustnessReport]:
     """Per evaluator (primary metric): flips of each perturbed case relative to its original, by
-    perturbator, topic and generator. Cases unscored on either side are not counted as flips."""
+    perturbator, topic and generator. Cases unscored on either side are not counted as flips, nor are
+    operational metrics (a latency crossing its threshold says nothing about robustness to the input)."""
     baseline = {result.evaluator.id: result for result in baseline_results}
     rows = {(row.model_key, row.test_case.key): row for row in perturbed_lab.rows}
     reports = []
-    for result in perturbed_results:
+    for result in quality_results(perturbed_results):
         spec = result.evaluator
         metric = spec.primary_metric
         original = baseline.get(spec.id)

@@ -27,6 +27,7 @@ from statistics import fmean, pstdev
 from assay.models import TestCase, TestLab
 from assay.models.evaluation import EvaluationResult, MetricMeta
 from assay.models.mrm import GroupStat, MetricWeaknesses, WeaknessReport
+from assay.mrm.operational import quality_results
 
 UNKNOWN = "unknown"
 UNSCORED = "(unscored)"
@@ -52,10 +53,11 @@ def detect_weaknesses(
     lab: TestLab, results: Sequence[EvaluationResult], *, thresholds: Thresholds | None = None
 ) -> WeaknessReport:
     """One breakdown per evaluator's primary metric; ``thresholds`` (calibrated, keyed by (evaluator, metric))
-    take precedence over the result's ``metric_threshold`` parameter and the metric's default."""
+    take precedence over the result's ``metric_threshold`` parameter and the metric's default. Operational
+    metrics (latency, tokens, cost) are left out: weaknesses are about answers (``assay.mrm.operational``)."""
     cases = {(row.model_key, row.test_case.key): row.test_case for row in lab.rows}
     metrics = []
-    for result in results:
+    for result in quality_results(results):
         metric = next((item for item in result.evaluator.metrics if item.is_primary), None)
         if metric is None:
             continue
