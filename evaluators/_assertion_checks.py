@@ -119,6 +119,8 @@ def select(path: str, document: Any) -> list[Any]:
         raise AssertionProblem(f"json_path {path!r} cannot be applied to the response: {error}") from error
     except RecursionError as error:
         raise AssertionProblem(f"json_path {path!r} cannot be applied: the response nests too deeply") from error
+    except NotImplementedError as error:  # jsonpath-ng parses some operators it cannot evaluate, e.g. `a & b`
+        raise AssertionProblem(f"json_path {path!r} uses an operator that is not supported (such as '&')") from error
 
 
 def as_text(value: Any) -> str:

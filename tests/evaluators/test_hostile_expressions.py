@@ -455,3 +455,11 @@ def test_a_match_out_of_time_raises_the_timeout_type_naming_pattern_and_text() -
 
     with pytest.raises(PatternTimeout, match=r"regex '\(a\|aa\)\+\$' took longer than 1s on a 5001-character text"):
         search(CATASTROPHIC, LONG_A)
+
+
+def test_a_json_path_operator_jsonpath_ng_cannot_evaluate_is_an_assertion_problem() -> None:
+    """Found by bench/reliability.py: `&` parses but raises NotImplementedError when applied."""
+    from evaluators._assertion_checks import AssertionProblem, select
+
+    with pytest.raises(AssertionProblem, match="not supported"):
+        select('sorted&"(a+)+$"', [])
