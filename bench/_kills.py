@@ -1,6 +1,11 @@
-"""Kill `assay evaluate` with SIGKILL at random moments, rerun the same command, and compare every score with an
-uninterrupted run of the same inputs. Operational metrics that measure the wall clock (latency) are left out of
-the comparison: they differ between any two runs by nature."""
+"""Kill `assay evaluate` with SIGKILL mid-run, rerun the same command, and compare every score with an
+uninterrupted run of the same inputs.
+
+Kills alternate between two moments: after a chosen number of answer-checkpoint shards were written (inside
+the lab build), and at a random point of a warm run's duration (often inside the evaluators or publishing).
+Only runs that were still going when the signal came count as kills. Operational metrics that measure the
+wall clock (latency) are left out of the comparison: they differ between any two runs by nature.
+"""
 
 import json
 import os
@@ -9,10 +14,12 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 TIMED_EVALUATORS = {"latency"}
 EVALUATORS = "text_matching,answer_semantic_similarity,groundedness,pii_leakage"
+SHARD_SIZE = 32
 
 
 def _command(suite: Path, out: Path) -> list[str]:
@@ -38,6 +45,12 @@ def _scores(out: Path) -> dict[str, float | None]:
     return values
 
 
+def _differing(reference: dict[str, float | None], other: dict[str, float | None]) -> int:
+    return sum(1 for key, value in reference.items() if other.get(key, "missing") != value) + len(
+        set(other) - set(reference)
+    )
+
+
 def _suite(work: Path, cases: int) -> Path:
     sys.path.insert(0, str(Path(__file__).parent))
     from evaluate_all import build_suite
@@ -47,29 +60,56 @@ def _suite(work: Path, cases: int) -> Path:
     return path
 
 
+def _timed_run(suite: Path, out: Path, env: dict[str, str], work: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(_command(suite, out), env=env, cwd=work, check=True, capture_output=True)
+    return time.perf_counter() - started
+
+
+def _shards(work: Path) -> set[Path]:
+    return set((work / "home" / "store" / "runs").glob("*/lab/*/shard-*.json"))
+
+
+def _kill_when(process: subprocess.Popen, ready: Callable[[], bool], deadline_s: float) -> bool:  # type: ignore[type-arg]
+    """SIGKILL the process group once ``ready()`` holds (or at the deadline); whether it was still running."""
+    started = time.perf_counter()
+    while process.poll() is None and not ready() and time.perf_counter() - started < deadline_s:
+        time.sleep(0.05)
+    if process.poll() is not None:
+        return False
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    return True
+
+
 def kill_and_resume(work: Path, kills: int, cases: int = 300) -> tuple[int, int, str]:
     suite, env, rng = _suite(work, cases), _environment(work), random.Random(11)
-    started = time.perf_counter()
-    subprocess.run(_command(suite, work / "clean"), env=env, cwd=work, check=True, capture_output=True)
-    clean_s = time.perf_counter() - started
+    clean_s = _timed_run(suite, work / "clean", env, work)
+    warm_s = _timed_run(suite, work / "warm", env, work)
     reference = _scores(work / "clean")
-    divergent = 0
-    details = []
+    divergent = _differing(reference, _scores(work / "warm"))
+    details = [f"clean run {clean_s:.0f}s, warm run {warm_s:.0f}s ({divergent} values differ between them)"]
+    shards_per_run = 2 * -(-cases // SHARD_SIZE)
+    killed = 0
     for attempt in range(kills):
         out = work / f"killed-{attempt}"
-        delay = rng.uniform(0.3, 0.9) * clean_s
+        before = _shards(work)
         process = subprocess.Popen(_command(suite, out), env=env, cwd=work, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(delay)
-        killed = process.poll() is None
-        if killed:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+        if attempt % 2 == 0:
+            after = rng.randint(1, shards_per_run - 1)
+            moment = f"after shard {after} of {shards_per_run}"
+            was_running = _kill_when(
+                process, lambda after=after, before=before: len(_shards(work) - before) >= after, 3 * clean_s
+            )
+        else:
+            delay = rng.uniform(0.2, 0.95) * warm_s
+            moment = f"at {delay:.0f}s of a {warm_s:.0f}s run"
+            was_running = _kill_when(process, lambda: False, delay)
+        killed += was_running
         rerun = subprocess.run(_command(suite, out), env=env, cwd=work, capture_output=True, text=True)
-        resumed = _scores(out)
-        differing = sum(1 for key, value in reference.items() if resumed.get(key, "missing") != value)
-        differing += len(set(resumed) - set(reference))
+        differing = _differing(reference, _scores(out))
         divergent += differing
-        details.append(f"kill at {delay:.0f}s ({'killed' if killed else 'already finished'}), rerun exit "
-                       f"{rerun.returncode}, {differing} of {len(reference)} values differ")
-    return kills, divergent, f"clean run {clean_s:.0f}s; " + "; ".join(details)
+        details.append(f"kill {moment} ({'killed mid-run' if was_running else 'had already finished'}), "
+                       f"rerun exit {rerun.returncode}, {differing} of {len(reference)} values differ")
+    return killed, divergent, "; ".join(details)
