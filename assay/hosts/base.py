@@ -18,7 +18,7 @@ from typing import ClassVar
 from pydantic import Field, FiniteFloat, ValidationError
 
 from assay.embeddings.engine import Embedder
-from assay.models import DomainModel, ModelHost, RetrievedChunk, TestCase, TestLabRow, ToolCall
+from assay.models import DomainModel, HostErrorKind, ModelHost, RetrievedChunk, TestCase, TestLabRow, ToolCall
 from assay.redaction import redact_data, register_env_secret
 
 
@@ -29,6 +29,8 @@ class HostAnswer(DomainModel):
     output_tokens: int | None = Field(default=None, ge=0)
     cost: FiniteFloat | None = Field(default=None, ge=0)
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    model_name: str | None = Field(default=None, description="The model name the server reported, if any.")
+    raw_response: str | None = Field(default=None, description="The reply as received, for evidence.")
     duration: FiniteFloat | None = Field(
         default=None,
         ge=0,
@@ -47,15 +49,35 @@ MAX_ERROR_CHARS = 2000
 """Error texts are evidence, not payloads: a server that answers with a megabyte of HTML keeps its first part."""
 
 
-def describe_error(text: str) -> str:
-    """An error text bounded to ``MAX_ERROR_CHARS``, saying how much was cut."""
-    if len(text) <= MAX_ERROR_CHARS:
+MAX_RAW_CHARS = 20_000
+"""A raw reply kept in the lab as evidence is bounded too: enough to read what the server said."""
+
+
+def describe_error(text: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """A text bounded to ``limit`` characters, saying how much was cut."""
+    if len(text) <= limit:
         return text
-    return f"{text[:MAX_ERROR_CHARS]}... ({len(text) - MAX_ERROR_CHARS} more characters cut)"
+    return f"{text[:limit]}... ({len(text) - limit} more characters cut)"
+
+
+def error_kind(error: BaseException) -> HostErrorKind:
+    """The kind of a failure that retries did not cure."""
+    if isinstance(error, HostError):
+        return error.kind
+    if isinstance(error, TimeoutError):
+        return "timeout"
+    if isinstance(error, ConnectionError | OSError):
+        return "connection"
+    return "other"
 
 
 class HostError(Exception):
-    """A failure the host knows is permanent (bad request, missing answer): not retried."""
+    """A failure the host knows is permanent (bad request, missing answer): not retried. ``kind`` says
+    which (see ``HostErrorKind``)."""
+
+    def __init__(self, message: str, kind: HostErrorKind = "other") -> None:
+        super().__init__(message)
+        self.kind: HostErrorKind = kind
 
 
 class Host(ABC):
@@ -127,7 +149,11 @@ async def resolve(
     except Exception as error:
         reason = describe_error(f"host preparation failed: {type(error).__name__}: {error}")
         return [
-            _redacted(TestLabRow(test_case=case, test_key=test_key, model_key=model_key, error=reason, attempts=0))
+            _redacted(
+                TestLabRow(
+                    test_case=case, test_key=test_key, model_key=model_key, error=reason, error_kind="other", attempts=0
+                )
+            )
             for test_key, case in cases
         ]
     semaphore = asyncio.Semaphore(policy.concurrency)
@@ -138,7 +164,11 @@ async def resolve(
                 answer, duration, attempts = await _attempt(lambda: host.answer(case), policy)
             except HostError as error:
                 return TestLabRow(
-                    test_case=case, test_key=test_key, model_key=model_key, error=describe_error(str(error))
+                    test_case=case,
+                    test_key=test_key,
+                    model_key=model_key,
+                    error=describe_error(str(error)),
+                    error_kind=error.kind,
                 )
             except _RetriesExhausted as failure:
                 reason = describe_error(f"{type(failure.error).__name__}: {failure.error}")
@@ -148,13 +178,21 @@ async def resolve(
                     test_key=test_key,
                     model_key=model_key,
                     error=reason,
+                    error_kind=error_kind(failure.error),
                     attempts=failure.attempts,
                 )
         try:
             return _answered_row(test_key, case, model_key, answer, duration, attempts)
         except ValidationError as error:  # e.g. a negative cost: recorded on its case, never aborting the run
             reason = describe_error(f"the host's answer is invalid: {error.errors()[0]['msg']}")
-            return TestLabRow(test_case=case, test_key=test_key, model_key=model_key, error=reason, attempts=attempts)
+            return TestLabRow(
+                test_case=case,
+                test_key=test_key,
+                model_key=model_key,
+                error=reason,
+                error_kind="invalid_answer",
+                attempts=attempts,
+            )
 
     return [_redacted(row) for row in await asyncio.gather(*(one(test_key, case) for test_key, case in cases))]
 
@@ -174,4 +212,6 @@ def _answered_row(
         output_tokens=answer.output_tokens,
         tool_calls=answer.tool_calls,
         attempts=attempts,
+        model_name=answer.model_name,
+        raw_response=None if answer.raw_response is None else describe_error(answer.raw_response, MAX_RAW_CHARS),
     )

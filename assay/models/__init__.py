@@ -3,7 +3,7 @@
 from assay.models.assertions import Assertion
 from assay.models.base import SCHEMA_VERSION, DomainModel, PersistedModel
 from assay.models.corpus import Chunk, Corpus, Document
-from assay.models.hosts import ModelHost
+from assay.models.hosts import HostErrorKind, HostSetting, HostSpec, ModelHost
 from assay.models.lab import RetrievedChunk, TestLab, TestLabRow, ToolCall
 from assay.models.suite import ConversationTurn, Relationship, Test, TestCase, TestSuite
 
@@ -15,6 +15,9 @@ __all__ = [
     "Corpus",
     "Document",
     "DomainModel",
+    "HostErrorKind",
+    "HostSetting",
+    "HostSpec",
     "ModelHost",
     "PersistedModel",
     "Relationship",

@@ -3,7 +3,7 @@
 from pydantic import Field, FiniteFloat, model_validator
 
 from assay.models.base import DomainModel, PersistedModel
-from assay.models.hosts import ModelHost
+from assay.models.hosts import HostErrorKind, ModelHost
 from assay.models.suite import TestCase
 
 
@@ -35,6 +35,11 @@ class TestLabRow(DomainModel):
     output_tokens: int | None = Field(default=None, ge=0)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     error: str | None = Field(default=None, description="Why the host gave no answer; None when it did.")
+    error_kind: HostErrorKind | None = Field(default=None, description="The kind of ``error``, when known.")
+    model_name: str | None = Field(default=None, description="The model name the server reported, if any.")
+    raw_response: str | None = Field(
+        default=None, description="The server's reply as received (bounded in size), kept as evidence."
+    )
     attempts: int = Field(default=1, ge=0)
 
     @property
