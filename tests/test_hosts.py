@@ -181,3 +181,14 @@ def test_resolve_is_concurrent() -> None:
     asyncio.run(resolve(host, cases(*["ok"] * 20), CallPolicy(concurrency=10)))
     assert time.perf_counter() - started < 0.02 * 20 / 2
     assert host.max_active == 10
+
+
+def test_retry_delay_honours_retry_after_and_jitters_backoff() -> None:
+    from assay.hosts.base import RetryableHostError, retry_delay
+
+    policy = CallPolicy(backoff_s=1.0, max_retry_after_s=5.0)
+    limited = RetryableHostError("429", kind="rate_limited", retry_after=3.0)
+    assert all(3.0 <= retry_delay(policy, 0, limited) <= 3.0 for _ in range(20))
+    assert retry_delay(policy, 0, RetryableHostError("429", kind="rate_limited", retry_after=600)) <= 5.0
+    delays = {retry_delay(policy, 2, ConnectionError("reset")) for _ in range(50)}
+    assert all(0.0 <= delay <= 4.0 for delay in delays) and len(delays) > 40  # jittered, within the exponential cap

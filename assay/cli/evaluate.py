@@ -44,12 +44,34 @@ def list_evaluators(
 
 
 @hosts_app.command("list")
-def list_hosts() -> None:
-    """List the registered host types."""
-    from assay.hosts import host_class, host_types
+def list_hosts(
+    as_json: Annotated[bool, typer.Option("--json", help="Full metadata (specs) as JSON.")] = False,
+) -> None:
+    """List every registered host type with its metadata."""
+    from assay.hosts.registry import host_specs
 
-    for host_type in host_types():
-        console.print(f"[bold]{for_terminal(host_type)}[/]: {for_terminal(host_class(host_type).description)}")
+    specs = host_specs()
+    if as_json:
+        console.print_json(json.dumps([spec.model_dump(mode="json") for spec in specs]))
+        return
+    table = Table(box=None, pad_edge=False)
+    for column in ("id", "name", "kind", "protocol", "returns", "settings"):
+        table.add_column(column, no_wrap=column in ("id", "kind"))
+    for spec in specs:
+        returns = [name for name, flag in (("context", spec.returns_context), ("tokens", spec.returns_tokens),
+                                            ("cost", spec.returns_cost)) if flag]  # fmt: skip
+        protocol = spec.protocol if spec.same_protocol_as is None else f"{spec.protocol} (as {spec.same_protocol_as})"
+        settings = ", ".join(f"{s.name}*" if s.required else s.name for s in spec.settings)
+        table.add_row(
+            for_terminal(spec.id),
+            for_terminal(spec.display_name),
+            spec.model_type,
+            for_terminal(protocol),
+            ", ".join(returns) or "-",
+            for_terminal(settings or "-"),
+        )
+    console.print(table)
+    console.print("[dim]* required setting; --json for the full specs[/]")
 
 
 def evaluate(

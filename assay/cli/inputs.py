@@ -58,18 +58,35 @@ def hosts(values: list[str]) -> list[str | dict[str, Any]]:
 def _host(value: str) -> str | dict[str, Any]:
     from assay.hosts import host_class
 
-    if not value.endswith(".json"):
+    if not value.lower().endswith((".json", ".toml")):
         host_class(value)
         return value
-    from assay.formats.errors import load_json, validate
+    return host_file(Path(value), "--host").model_dump(mode="json")
 
-    path = input_file(Path(value), "--host")
-    config = validate(ModelHost, load_json(path), path)
+
+def host_file(path: Path, option: str) -> ModelHost:
+    """The ``ModelHost`` in a ``.json`` or ``.toml`` file, its settings checked by building the host once;
+    errors name the file and the field."""
+    import tomllib
+
+    from assay.formats.errors import load_json, read_text, validate
+    from assay.hosts import create_host, host_class
+
+    path = input_file(path, option)
+    if path.suffix.lower() == ".toml":
+        try:
+            data = tomllib.loads(read_text(path))
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: not valid TOML: {error}") from None
+    else:
+        data = load_json(path)
+    config = validate(ModelHost, data, path)
     try:
         host_class(config.type)
+        create_host(config)
     except ValueError as error:
-        raise ValueError(f"{path}: type: {error}") from None
-    return config.model_dump(mode="json")
+        raise ValueError(f"{path}: {error}") from None
+    return config
 
 
 def evaluator_ids(text: str) -> list[str]:

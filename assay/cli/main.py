@@ -5,6 +5,7 @@ from typing import Annotated
 import typer
 
 from assay.cli import artifacts, evaluate, mrm, perturb, suite
+from assay.cli import hosts as hosts_cli
 from assay.cli.common import AssayGroup, options
 
 app = typer.Typer(
@@ -28,7 +29,9 @@ app.add_typer(suite.app, name="suite")
 app.add_typer(artifacts.app, name="artifacts")
 app.add_typer(mrm.app, name="mrm")
 app.add_typer(evaluate.evaluators_app, name="evaluators")
+evaluate.hosts_app.command("check")(hosts_cli.check)
 app.add_typer(evaluate.hosts_app, name="hosts")
+app.command("serve-sample")(hosts_cli.serve_sample)
 app.command("evaluate")(evaluate.evaluate)
 app.command("demo")(evaluate.demo)
 app.command("perturb")(perturb.perturb)

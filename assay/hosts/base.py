@@ -10,15 +10,26 @@ host is created, and every row ``resolve`` returns has it redacted: an error bod
 """
 
 import asyncio
+import contextlib
+import random
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Sequence
-from typing import ClassVar
+from typing import ClassVar, get_args
 
 from pydantic import Field, FiniteFloat, ValidationError
 
 from assay.embeddings.engine import Embedder
-from assay.models import DomainModel, HostErrorKind, ModelHost, RetrievedChunk, TestCase, TestLabRow, ToolCall
+from assay.models import (
+    DomainModel,
+    HostErrorKind,
+    HostSpec,
+    ModelHost,
+    RetrievedChunk,
+    TestCase,
+    TestLabRow,
+    ToolCall,
+)
 from assay.redaction import redact_data, register_env_secret
 
 
@@ -43,6 +54,9 @@ class CallPolicy(DomainModel):
     timeout_s: float = Field(default=60.0, gt=0)
     retries: int = Field(default=2, ge=0)
     backoff_s: float = Field(default=0.5, ge=0)
+    max_retry_after_s: float = Field(
+        default=60.0, ge=0, description="The longest server-advised wait (Retry-After) honoured before a retry."
+    )
 
 
 MAX_ERROR_CHARS = 2000
@@ -62,8 +76,9 @@ def describe_error(text: str, limit: int = MAX_ERROR_CHARS) -> str:
 
 def error_kind(error: BaseException) -> HostErrorKind:
     """The kind of a failure that retries did not cure."""
-    if isinstance(error, HostError):
-        return error.kind
+    kind = getattr(error, "kind", None)  # HostError, RetryableHostError and a host's own retryable errors
+    if kind in get_args(HostErrorKind):
+        return kind
     if isinstance(error, TimeoutError):
         return "timeout"
     if isinstance(error, ConnectionError | OSError):
@@ -80,9 +95,40 @@ class HostError(Exception):
         self.kind: HostErrorKind = kind
 
 
+class RetryableHostError(Exception):
+    """A failure worth retrying (rate limit, 5xx, timeout, dropped connection) that knows its ``kind``, so the
+    row says why when retries did not cure it. ``retry_after`` is the server's advice in seconds, if any."""
+
+    def __init__(self, message: str, kind: HostErrorKind = "other", retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.kind: HostErrorKind = kind
+        self.retry_after = retry_after
+
+
 class Host(ABC):
+    """A system under test. A host type declares its metadata once in ``spec`` (``spec.id == type``); a class
+    that declares only ``type`` and ``description`` (a test double) gets a minimal spec from ``host_spec``."""
+
     type: ClassVar[str]
     description: ClassVar[str]
+    spec: ClassVar[HostSpec]
+
+    @classmethod
+    def host_spec(cls) -> HostSpec:
+        """The declared spec, else a minimal one derived from ``type`` and ``description``.
+
+        Raises ``pydantic.ValidationError`` when the derived spec is invalid (e.g. a type that is not a slug).
+        """
+        declared = getattr(cls, "spec", None)
+        if declared is not None:
+            return declared
+        return HostSpec(
+            id=cls.type,
+            display_name=cls.type,
+            description=getattr(cls, "description", "") or cls.type,
+            model_type="llm",
+            protocol="Python (in process)",
+        )
 
     def __init__(self, config: ModelHost, embedder: Callable[[], Embedder] | None = None) -> None:
         self.config = config
@@ -97,6 +143,9 @@ class Host(ABC):
 
     async def prepare(self, cases: Sequence[TestCase]) -> None:  # noqa: B027 - optional hook
         """Batch work shared by all cases (embeddings, an index) before any ``answer`` call."""
+
+    async def close(self) -> None:  # noqa: B027 - optional hook
+        """Release what the calls of one ``resolve`` shared (a connection pool); the default holds nothing."""
 
     @abstractmethod
     async def answer(self, case: TestCase) -> HostAnswer:
@@ -119,9 +168,19 @@ async def _attempt(
         except Exception as error:
             last_error = error
         if attempt < policy.retries:
-            await asyncio.sleep(policy.backoff_s * 2**attempt)
+            await asyncio.sleep(retry_delay(policy, attempt, last_error))
     assert last_error is not None
     raise _RetriesExhausted(last_error, policy.retries + 1)
+
+
+def retry_delay(policy: CallPolicy, attempt: int, error: BaseException) -> float:
+    """Exponential backoff with full jitter (clients that failed together do not retry together), or the
+    server's ``Retry-After`` when it asks for longer, up to ``max_retry_after_s``."""
+    backoff = random.uniform(0.0, policy.backoff_s * 2**attempt)
+    advised = getattr(error, "retry_after", None)
+    if isinstance(advised, int | float) and advised > 0:
+        return max(backoff, min(float(advised), policy.max_retry_after_s))
+    return backoff
 
 
 class _RetriesExhausted(Exception):
@@ -194,7 +253,12 @@ async def resolve(
                 attempts=attempts,
             )
 
-    return [_redacted(row) for row in await asyncio.gather(*(one(test_key, case) for test_key, case in cases))]
+    try:
+        rows = await asyncio.gather(*(one(test_key, case) for test_key, case in cases))
+    finally:
+        with contextlib.suppress(Exception):  # the answers are in; a failing clean-up must not lose them
+            await host.close()
+    return [_redacted(row) for row in rows]
 
 
 def _answered_row(

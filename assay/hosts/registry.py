@@ -1,24 +1,61 @@
-"""Host registry: host type -> class, and the default configurations of the built-in hosts."""
+"""Host registry: host type -> class, its declared metadata, and the default configurations of the built-ins."""
 
 from collections.abc import Callable
 
+from pydantic import ValidationError
+
 from assay.embeddings.engine import Embedder
 from assay.hosts.base import Host
+from assay.hosts.http_rag import HttpRag
+from assay.hosts.openai_chat import OpenAIChat, OpenAICompatible
 from assay.hosts.sample_rag import SampleRag, SampleRagKeyword
 from assay.hosts.testlab import TestLabHost
-from assay.models import ModelHost
+from assay.models import HostSpec, ModelHost
 
 _REGISTRY: dict[str, type[Host]] = {}
 
 
+def _validated_spec(cls: type[Host]) -> HostSpec:
+    name = f"host class {cls.__module__}.{cls.__qualname__}"
+    host_type = getattr(cls, "type", None)
+    if not isinstance(host_type, str) or not host_type:
+        raise ValueError(f"{name}: declares no 'type'")
+    try:
+        spec = cls.host_spec()
+        spec = HostSpec.model_validate(dict(spec))  # a spec built with model_construct is checked too
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "spec"
+        raise ValueError(f"{name}: invalid spec field {field!r}: {first['msg']}") from None
+    if spec.id != host_type:
+        raise ValueError(f"{name}: spec.id {spec.id!r} differs from its type {host_type!r}")
+    names = [setting.name for setting in spec.settings]
+    duplicates = sorted({setting for setting in names if names.count(setting) > 1})
+    if duplicates:
+        raise ValueError(f"{name}: spec.settings names {', '.join(duplicates)} more than once")
+    if spec.same_protocol_as is not None and spec.same_protocol_as == spec.id:
+        raise ValueError(f"{name}: spec.same_protocol_as names the host type itself")
+    return spec
+
+
 def register_host(cls: type[Host]) -> type[Host]:
-    if cls.type in _REGISTRY and _REGISTRY[cls.type] is not cls:
-        raise ValueError(f"host type {cls.type!r} is registered twice")
-    _REGISTRY[cls.type] = cls
+    """Add a host class to the registry after checking its metadata; a clear ``ValueError`` otherwise."""
+    spec = _validated_spec(cls)
+    if spec.id in _REGISTRY and _REGISTRY[spec.id] is not cls:
+        raise ValueError(f"host type {spec.id!r} is registered twice")
+    _REGISTRY[spec.id] = cls
     return cls
 
 
-for _builtin in (SampleRag, SampleRagKeyword, TestLabHost):
+BUILTIN_HOSTS: tuple[type[Host], ...] = (
+    SampleRag,
+    SampleRagKeyword,
+    TestLabHost,
+    OpenAICompatible,
+    OpenAIChat,
+    HttpRag,
+)
+for _builtin in BUILTIN_HOSTS:
     register_host(_builtin)
 
 _DEFAULT_NAMES = {
@@ -36,6 +73,15 @@ def host_class(host_type: str) -> type[Host]:
         return _REGISTRY[host_type]
     except KeyError:
         raise ValueError(f"unknown host type {host_type!r}; known types: {', '.join(host_types())}") from None
+
+
+def host_spec(host_type: str) -> HostSpec:
+    """The metadata of a registered host type."""
+    return host_class(host_type).host_spec()
+
+
+def host_specs() -> list[HostSpec]:
+    return [host_spec(host_type) for host_type in host_types()]
 
 
 def default_host_config(host_type: str) -> ModelHost:

@@ -21,7 +21,7 @@ from assay.corpora import chunk_corpus, load_corpus, sample_data_path
 from assay.embeddings.sentences import split_sentences
 from assay.hosts.base import Host, HostAnswer
 from assay.hosts.retrievers import EmbeddingRetriever, KeywordRetriever, Retriever, keyword_tokens
-from assay.models import Chunk, RetrievedChunk, TestCase
+from assay.models import Chunk, HostSetting, HostSpec, RetrievedChunk, TestCase
 
 NOT_FOUND_ANSWER = "I could not find an answer to that question in the available documents."
 REQUEST_SECONDS = 0.2
@@ -35,9 +35,31 @@ def simulated_duration(words_read: int, words_written: int) -> float:
     return round(REQUEST_SECONDS + words_read * SECONDS_PER_WORD_READ + words_written * SECONDS_PER_WORD_WRITTEN, 6)
 
 
+_SAMPLE_SETTINGS = [
+    HostSetting(name="corpus", description="Folder of documents to answer from; default: the bundled corpus."),
+    HostSetting(name="top_k", description="Chunks retrieved per question.", default=3),
+    HostSetting(name="answer_sentences", description="Sentences in an answer at most.", default=2),
+    HostSetting(name="chunk_words", description="Words per corpus chunk.", default=120),
+]
+
+
 class SampleRag(Host):
     type: ClassVar[str] = "sample-rag"
     description: ClassVar[str] = "Built-in sample RAG: embedding retrieval + extractive answer over a corpus."
+    spec: ClassVar[HostSpec] = HostSpec(
+        id="sample-rag",
+        display_name="Sample RAG (embedding retrieval)",
+        description=description,
+        model_type="rag",
+        protocol="Python (in process)",
+        settings=[
+            *_SAMPLE_SETTINGS,
+            HostSetting(name="min_similarity", description="Least sentence relevance to answer.", default=0.4),
+        ],
+        returns_context=True,
+        returns_tokens=True,
+        returns_cost=True,
+    )
     defaults: ClassVar[dict[str, Any]] = {
         "corpus": None,
         "top_k": 3,
@@ -144,6 +166,17 @@ class SampleRagKeyword(SampleRag):
     type: ClassVar[str] = "sample-rag-keyword"
     description: ClassVar[str] = (
         "Built-in sample RAG, lexical: BM25 retrieval + keyword-overlap answers; a weaker baseline."
+    )
+    spec: ClassVar[HostSpec] = SampleRag.spec.model_copy(
+        update={
+            "id": "sample-rag-keyword",
+            "display_name": "Sample RAG (keyword retrieval)",
+            "description": description,
+            "settings": [
+                *_SAMPLE_SETTINGS,
+                HostSetting(name="min_similarity", description="Least keyword overlap to answer.", default=0.2),
+            ],
+        }
     )
     defaults: ClassVar[dict[str, Any]] = {**SampleRag.defaults, "min_similarity": 0.2}
 

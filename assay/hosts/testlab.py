@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from assay.hosts.base import Host, HostAnswer, HostError
-from assay.models import TestCase, TestLab, TestLabRow
+from assay.models import HostSetting, HostSpec, TestCase, TestLab, TestLabRow
 
 
 class TestLabHost(Host):
@@ -17,6 +17,24 @@ class TestLabHost(Host):
     type: ClassVar[str] = "testlab"
     description: ClassVar[str] = (
         "Replays precomputed answers from an imported test lab (no system is called)."
+    )
+    spec: ClassVar[HostSpec] = HostSpec(
+        id="testlab",
+        display_name="Precomputed answers (test lab)",
+        description=description,
+        model_type="rag",
+        protocol="Test lab file (no calls)",
+        settings=[
+            HostSetting(name="lab", description="Path of the test lab file with the answers.", required=True),
+            HostSetting(name="format", description="Format of the lab file; auto detects it.", default="auto"),
+            HostSetting(
+                name="source_model_key", description="Which model's answers to replay when the lab holds several."
+            ),
+        ],
+        returns_context=True,
+        returns_tokens=True,
+        returns_cost=True,
+        multi_turn=True,
     )
 
     def _load(self) -> None:

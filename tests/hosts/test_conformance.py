@@ -1,0 +1,83 @@
+"""Every registered host type declares valid metadata, is listed by ``assay hosts list`` and starts from a
+minimal configuration; ``register_host`` refuses a class whose metadata is wrong."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from assay.cli.main import app
+from assay.hosts import Host, HostAnswer, create_host, default_host_config, host_class, host_types, register_host
+from assay.hosts.registry import BUILTIN_HOSTS, host_spec
+from assay.models import HostSpec, ModelHost, TestCase
+
+runner = CliRunner()
+BUILTIN_TYPES = sorted(cls.type for cls in BUILTIN_HOSTS)  # not host_types(): other tests register doubles
+
+
+@pytest.mark.parametrize("host_type", BUILTIN_TYPES)
+def test_spec_is_declared_valid_and_matches_the_type(host_type: str) -> None:
+    cls = host_class(host_type)
+    assert "spec" in vars(cls), f"{host_type} declares no spec of its own"
+    spec = host_spec(host_type)
+    assert HostSpec.model_validate(spec.model_dump()) == spec
+    assert spec.id == cls.type == host_type
+    assert spec.display_name and spec.description and spec.protocol
+    if spec.same_protocol_as is not None:
+        assert spec.same_protocol_as in BUILTIN_TYPES
+
+
+@pytest.mark.parametrize("host_type", BUILTIN_TYPES)
+def test_hosts_list_shows_the_type_with_its_metadata(host_type: str) -> None:
+    result = runner.invoke(app, ["hosts", "list", "--json"])
+    assert result.exit_code == 0, result.output
+    listed = {spec["id"]: spec for spec in json.loads(result.output)}
+    assert HostSpec.model_validate(listed[host_type]) == host_spec(host_type)
+    table = runner.invoke(app, ["hosts", "list"])
+    assert table.exit_code == 0, table.output
+    assert host_type in table.output.split()  # ids never wrap; the other columns do on a narrow terminal
+
+
+@pytest.mark.parametrize("host_type", BUILTIN_TYPES)
+def test_create_host_from_a_minimal_config(host_type: str) -> None:
+    required = {"http-rag": {"mapping": {"answer": "$.answer"}}}  # settings a type cannot do without
+    config = ModelHost(
+        key="h", type=host_type, url="http://127.0.0.1:9/v1", llm_model_name="m", settings=required.get(host_type, {})
+    )
+    host = create_host(config)
+    assert isinstance(host, host_class(host_type)) and host.config is config
+    assert default_host_config(host_type).type == host_type
+
+
+def _double(host_type: str, **attributes: object) -> type[Host]:
+    async def answer(self: Host, case: TestCase) -> HostAnswer:
+        return HostAnswer(actual_output="x")
+
+    return type("Double", (Host,), {"type": host_type, "description": "test double", "answer": answer, **attributes})
+
+
+def test_a_double_without_spec_gets_a_minimal_one() -> None:
+    cls = register_host(_double("conformance-minimal-double"))
+    spec = cls.host_spec()
+    assert spec.id == "conformance-minimal-double" and spec.description == "test double"
+
+
+def test_register_host_refuses_a_spec_for_another_type() -> None:
+    spec = host_spec("sample-rag").model_copy(update={"id": "something-else"})
+    with pytest.raises(ValueError, match=r"spec\.id 'something-else' differs from its type 'conformance-mismatch'"):
+        register_host(_double("conformance-mismatch", spec=spec))
+    assert "conformance-mismatch" not in host_types()
+
+
+def test_register_host_refuses_an_invalid_spec_naming_the_field() -> None:
+    bad = HostSpec.model_construct(**{**dict(host_spec("testlab")), "id": "bad-type", "model_type": "db"})
+    with pytest.raises(ValueError, match="invalid spec field 'model_type'"):
+        register_host(_double("bad-type", spec=bad))
+    with pytest.raises(ValueError, match="invalid spec field 'id'"):
+        register_host(_double("Not A Slug"))
+
+
+def test_register_host_refuses_a_second_class_for_a_type() -> None:
+    with pytest.raises(ValueError, match="'sample-rag' is registered twice"):
+        register_host(_double("sample-rag"))
+    assert host_class("sample-rag").__name__ == "SampleRag"

@@ -1,0 +1,207 @@
+"""A local OpenAI chat completions server on 127.0.0.1, faithful enough that the real ``openai`` client talks
+to it, with faults injected on demand.
+
+Faults, chosen per request by (first match wins):
+- the ``x-fault`` request header (clients pass it through ``extra_headers``),
+- a ``[fault:NAME]`` marker in the last user message,
+- else the next entry of the server's fault plan (``server.plan``, a list consumed in order; ``None`` = normal).
+Names: ``429`` (with Retry-After), ``500``, ``503``, ``401``, ``404``, ``400``, ``slow`` (sleeps ``slow_s``),
+``drop`` (closes the connection without a reply), ``garbage`` (non-JSON body), ``empty_choices``,
+``empty_content``, ``not_object`` (a JSON list).
+
+Every request is recorded (``server.requests``: headers, JSON body) so tests can assert what the client sent.
+"""
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel, ConfigDict, Field
+
+FAULTS = (
+    "429", "500", "503", "401", "404", "400", "slow", "drop", "garbage", "empty_choices", "empty_content",
+    "not_object",
+)  # fmt: skip
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "user", "assistant", "tool", "developer"]
+    content: str | list[Any] | None = None
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1)
+    messages: list[Message] = Field(min_length=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+
+@dataclass
+class RecordedRequest:
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+
+@dataclass
+class OpenAIServer:
+    """Serves ``models`` (other names answer 404 model_not_found); ``api_key`` set: Bearer auth required."""
+
+    models: tuple[str, ...] = ("local-model",)
+    api_key: str | None = None
+    slow_s: float = 5.0
+    latency_s: float = 0.0
+    retry_after_s: float = 0.0
+    plan: list[str | None] = field(default_factory=list)
+    requests: list[RecordedRequest] = field(default_factory=list)
+    url: str = ""
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self.app = self._build()
+
+    def _next_fault(self, request: Request, body: dict[str, Any]) -> str | None:
+        if request.headers.get("x-fault"):
+            return request.headers["x-fault"]
+        messages = body.get("messages") or []
+        last = messages[-1].get("content") if messages and isinstance(messages[-1], dict) else None
+        if isinstance(last, str) and "[fault:" in last:
+            return last.split("[fault:", 1)[1].split("]", 1)[0]
+        with self._lock:
+            return self.plan.pop(0) if self.plan else None
+
+    def _build(self) -> FastAPI:
+        app = FastAPI()
+
+        @app.post("/v1/chat/completions")
+        async def completions(request: Request) -> Response:
+            try:
+                body = await request.json()
+            except ValueError:
+                return _error(400, "invalid_request_error", "We could not parse the JSON body of your request.")
+            with self._lock:
+                self.requests.append(RecordedRequest(dict(request.headers), body if isinstance(body, dict) else {}))
+            if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+                return _error(401, "invalid_request_error", "Incorrect API key provided.", code="invalid_api_key")
+            if not isinstance(body, dict):
+                return _error(400, "invalid_request_error", "The request body must be a JSON object.")
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)  # a model's time to answer, for throughput benchmarks
+            fault = self._next_fault(request, body)
+            faulted = await self._fault(fault, request)
+            if faulted is not None:
+                return faulted
+            try:
+                chat = ChatRequest.model_validate(body)
+            except Exception as error:  # reported to the client, as OpenAI does
+                return _error(400, "invalid_request_error", f"Invalid request: {error}")
+            if chat.model not in self.models:
+                return _error(404, "invalid_request_error", f"The model `{chat.model}` does not exist.",
+                              code="model_not_found")  # fmt: skip
+            prompt = chat.messages[-1].content if isinstance(chat.messages[-1].content, str) else ""
+            answer = f"echo: {prompt}" if fault != "empty_content" else ""
+            prompt_tokens = sum(len(str(message.content or "").split()) for message in chat.messages)
+            choices = [] if fault == "empty_choices" else [
+                {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop",
+                 "logprobs": None}
+            ]  # fmt: skip
+            return JSONResponse(
+                {
+                    "id": f"chatcmpl-{len(self.requests)}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": f"{chat.model}-2026-01-01",
+                    "choices": choices,
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": len(answer.split()),
+                        "total_tokens": prompt_tokens + len(answer.split()),
+                    },
+                }
+            )
+
+        return app
+
+    async def _fault(self, fault: str | None, request: Request) -> Response | None:
+        if fault is None or fault in ("empty_choices", "empty_content"):
+            return None
+        if fault == "429":
+            retry_after = {"retry-after": str(self.retry_after_s)}
+            return _error(429, "rate_limit_error", "Rate limit reached.", headers=retry_after)
+        if fault in ("500", "503"):
+            return _error(int(fault), "server_error", "The server had an error while processing your request.")
+        if fault == "401":
+            return _error(401, "invalid_request_error", "Incorrect API key provided.", code="invalid_api_key")
+        if fault == "404":
+            return _error(404, "invalid_request_error", "The model does not exist.", code="model_not_found")
+        if fault == "400":
+            return _error(400, "invalid_request_error", "Bad request.")
+        if fault == "slow":
+            await asyncio.sleep(self.slow_s)
+            return None
+        if fault == "garbage":
+            return PlainTextResponse("<html>502 Bad Gateway</html>{not json", media_type="application/json")
+        if fault == "not_object":
+            return JSONResponse([1, 2, 3])
+        if fault == "drop":
+            request.scope["test.transport"].abort()  # the client sees the connection closed, no reply
+            return Response(status_code=500)  # never reaches the client
+        raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
+
+
+def _error(status: int, kind: str, message: str, code: str | None = None, headers: dict[str, str] | None = None):
+    return JSONResponse(
+        {"error": {"message": message, "type": kind, "param": None, "code": code}}, status_code=status, headers=headers
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class _DroppingApp:
+    """ASGI wrapper: gives the app the connection's transport, so a ``drop`` fault can abort it."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            # uvicorn's ``send`` is a method of its request cycle, which holds the connection's transport
+            scope["test.transport"] = send.__self__.transport
+        await self.app(scope, receive, send)
+
+
+@contextmanager
+def serve_openai(server: OpenAIServer | None = None) -> Iterator[OpenAIServer]:
+    """Run ``server`` with uvicorn in a background thread on a free 127.0.0.1 port; ``server.url`` is its
+    base URL (``http://127.0.0.1:PORT/v1``)."""
+    server = server or OpenAIServer()
+    port = _free_port()
+    config = uvicorn.Config(_DroppingApp(server.app), host="127.0.0.1", port=port, log_level="critical",
+                            lifespan="off")  # fmt: skip
+    uvicorn_server = uvicorn.Server(config)
+    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not uvicorn_server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the local OpenAI server did not start")
+        time.sleep(0.01)
+    server.url = f"http://127.0.0.1:{port}/v1"
+    try:
+        yield server
+    finally:
+        uvicorn_server.should_exit = True
+        thread.join(timeout=10)
