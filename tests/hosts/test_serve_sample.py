@@ -16,7 +16,7 @@ from assay.hosts import create_host, register_host, resolve
 from assay.hosts.http_rag import HttpRag
 from assay.models import ConversationTurn, ModelHost, TestCase
 from assay.serve_sample import MODEL_NAME, create_app
-from tests.hosts.local_app import free_port, running_app
+from tests.support.local_app import free_port, running_app
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hosts"
 QUESTION = "What are your opening hours?"

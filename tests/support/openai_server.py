@@ -13,7 +13,6 @@ Every request is recorded (``server.requests``: headers, JSON body) so tests can
 """
 
 import asyncio
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -21,10 +20,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
+
+from tests.support.local_app import running_app
 
 FAULTS = (
     "429", "500", "503", "401", "404", "400", "slow", "drop", "garbage", "empty_choices", "empty_content",
@@ -164,12 +164,6 @@ def _error(status: int, kind: str, message: str, code: str | None = None, header
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 class _DroppingApp:
     """ASGI wrapper: gives the app the connection's transport, so a ``drop`` fault can abort it."""
 
@@ -185,23 +179,8 @@ class _DroppingApp:
 
 @contextmanager
 def serve_openai(server: OpenAIServer | None = None) -> Iterator[OpenAIServer]:
-    """Run ``server`` with uvicorn in a background thread on a free 127.0.0.1 port; ``server.url`` is its
-    base URL (``http://127.0.0.1:PORT/v1``)."""
+    """Run ``server`` on a free 127.0.0.1 port; ``server.url`` is its base URL (``http://127.0.0.1:PORT/v1``)."""
     server = server or OpenAIServer()
-    port = _free_port()
-    config = uvicorn.Config(_DroppingApp(server.app), host="127.0.0.1", port=port, log_level="critical",
-                            lifespan="off")  # fmt: skip
-    uvicorn_server = uvicorn.Server(config)
-    thread = threading.Thread(target=uvicorn_server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not uvicorn_server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the local OpenAI server did not start")
-        time.sleep(0.01)
-    server.url = f"http://127.0.0.1:{port}/v1"
-    try:
+    with running_app(_DroppingApp(server.app), lifespan="off") as base_url:
+        server.url = f"{base_url}/v1"
         yield server
-    finally:
-        uvicorn_server.should_exit = True
-        thread.join(timeout=10)

@@ -1,4 +1,5 @@
-"""Run an ASGI app with uvicorn on a free 127.0.0.1 port in a background thread, for host tests."""
+"""Run an ASGI app with uvicorn on a free 127.0.0.1 port in a background thread: the one way tests serve a
+protocol server (the OpenAI fake, http-rag fakes, serve-sample)."""
 
 import socket
 import threading
@@ -17,10 +18,11 @@ def free_port() -> int:
 
 
 @contextmanager
-def running_app(app: Any) -> Iterator[str]:
-    """``app`` served until the block ends; yields its base URL (``http://127.0.0.1:PORT``)."""
+def running_app(app: Any, **config: Any) -> Iterator[str]:
+    """``app`` served until the block ends; yields its base URL (``http://127.0.0.1:PORT``). ``config`` goes to
+    ``uvicorn.Config`` (e.g. ``lifespan="off"``)."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="critical", **config))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
