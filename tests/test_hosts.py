@@ -192,3 +192,38 @@ def test_retry_delay_honours_retry_after_and_jitters_backoff() -> None:
     assert retry_delay(policy, 0, RetryableHostError("429", kind="rate_limited", retry_after=600)) <= 5.0
     delays = {retry_delay(policy, 2, ConnectionError("reset")) for _ in range(50)}
     assert all(0.0 <= delay <= 4.0 for delay in delays) and len(delays) > 40  # jittered, within the exponential cap
+
+
+class DownHost(Host):
+    """Refuses every connection until ``recover_after`` calls were made (never, by default)."""
+
+    type: ClassVar[str] = "down-test-host"
+    description: ClassVar[str] = "test double"
+    recover_after: ClassVar[int | None] = None
+    calls: ClassVar[int] = 0
+
+    async def answer(self, case: TestCase) -> HostAnswer:
+        DownHost.calls += 1
+        if DownHost.recover_after is None or DownHost.calls <= DownHost.recover_after:
+            raise ConnectionError("connection refused")
+        return HostAnswer(actual_output="back")
+
+
+BREAKER = CallPolicy(concurrency=4, timeout_s=1, retries=2, backoff_s=0.0, breaker_failures=5, breaker_cooldown_s=0.05,
+                     breaker_max_pauses=2)  # fmt: skip
+
+
+def test_a_host_that_stays_down_is_paused_then_its_cases_are_not_asked() -> None:
+    DownHost.calls, DownHost.recover_after = 0, None
+    rows = asyncio.run(resolve(DownHost(ModelHost(key="d", type="down-test-host")), cases(*["q"] * 100), BREAKER))
+    assert len(rows) == 100 and not any(row.answered for row in rows)
+    assert DownHost.calls < 40  # without the breaker: 100 cases x 3 attempts = 300 calls
+    paused = [row for row in rows if row.error_kind == "circuit_open"]
+    assert paused and all("circuit open" in row.error and "rerun" in row.error for row in paused)
+    assert all(row.error_kind in ("connection", "circuit_open") for row in rows)
+
+
+def test_a_host_that_recovers_after_a_pause_answers_the_rest() -> None:
+    DownHost.calls, DownHost.recover_after = 0, 6
+    rows = asyncio.run(resolve(DownHost(ModelHost(key="d", type="down-test-host")), cases(*["q"] * 40), BREAKER))
+    assert sum(row.answered for row in rows) >= 38 and not any(row.error_kind == "circuit_open" for row in rows)

@@ -20,6 +20,7 @@ from typing import ClassVar, get_args
 from pydantic import Field, FiniteFloat, ValidationError
 
 from assay.embeddings.engine import Embedder
+from assay.hosts.breaker import CircuitBreaker, CircuitOpen
 from assay.models import (
     DomainModel,
     HostErrorKind,
@@ -56,6 +57,13 @@ class CallPolicy(DomainModel):
     backoff_s: float = Field(default=0.5, ge=0)
     max_retry_after_s: float = Field(
         default=60.0, ge=0, description="The longest server-advised wait (Retry-After) honoured before a retry."
+    )
+    breaker_failures: int = Field(
+        default=10, ge=0, description="Consecutive failed calls that pause the host (0: no circuit breaker)."
+    )
+    breaker_cooldown_s: float = Field(default=5.0, ge=0, description="How long a paused host is left alone.")
+    breaker_max_pauses: int = Field(
+        default=3, ge=0, description="Pauses after which the host counts as down and its other cases are not asked."
     )
 
 
@@ -144,6 +152,16 @@ class Host(ABC):
     async def prepare(self, cases: Sequence[TestCase]) -> None:  # noqa: B027 - optional hook
         """Batch work shared by all cases (embeddings, an index) before any ``answer`` call."""
 
+    def circuit_breaker(self, policy: CallPolicy) -> CircuitBreaker:
+        """This host's breaker: kept across the shards of a run (a dead host is not re-probed per shard),
+        with a fresh lock for each event loop."""
+        breaker = getattr(self, "_breaker", None)
+        if breaker is None:
+            breaker = CircuitBreaker(policy.breaker_failures, policy.breaker_cooldown_s, policy.breaker_max_pauses)
+            self._breaker = breaker
+        breaker.new_loop()
+        return breaker
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the calls of one ``resolve`` shared (a connection pool); the default holds nothing."""
 
@@ -153,19 +171,24 @@ class Host(ABC):
 
 
 async def _attempt(
-    call: Callable[[], Awaitable[HostAnswer]], policy: CallPolicy
+    call: Callable[[], Awaitable[HostAnswer]], policy: CallPolicy, breaker: CircuitBreaker
 ) -> tuple[HostAnswer, float, int]:
     last_error: BaseException | None = None
     for attempt in range(policy.retries + 1):
+        probe = await breaker.before_call()
         started = time.perf_counter()
         try:
             answer = await asyncio.wait_for(call(), timeout=policy.timeout_s)
+            breaker.record(True, probe)
             return answer, time.perf_counter() - started, attempt + 1
         except HostError:
+            breaker.record(True, probe)  # the host answered, with a permanent refusal: it is not down
             raise
         except TimeoutError:
+            breaker.record(False, probe)
             last_error = TimeoutError(f"no answer within {policy.timeout_s}s")
         except Exception as error:
+            breaker.record(False, probe)
             last_error = error
         if attempt < policy.retries:
             await asyncio.sleep(retry_delay(policy, attempt, last_error))
@@ -216,11 +239,12 @@ async def resolve(
             for test_key, case in cases
         ]
     semaphore = asyncio.Semaphore(policy.concurrency)
+    breaker = host.circuit_breaker(policy)
 
     async def one(test_key: str, case: TestCase) -> TestLabRow:
         async with semaphore:
             try:
-                answer, duration, attempts = await _attempt(lambda: host.answer(case), policy)
+                answer, duration, attempts = await _attempt(lambda: host.answer(case), policy, breaker)
             except HostError as error:
                 return TestLabRow(
                     test_case=case,
@@ -228,6 +252,15 @@ async def resolve(
                     model_key=model_key,
                     error=describe_error(str(error)),
                     error_kind=error.kind,
+                )
+            except CircuitOpen as paused:
+                return TestLabRow(
+                    test_case=case,
+                    test_key=test_key,
+                    model_key=model_key,
+                    error=str(paused),
+                    error_kind="circuit_open",
+                    attempts=0,
                 )
             except _RetriesExhausted as failure:
                 reason = describe_error(f"{type(failure.error).__name__}: {failure.error}")
