@@ -7,10 +7,9 @@ from pathlib import Path
 
 import openai
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from assay.cli.hosts import check
+from assay.cli.main import app
 from assay.embeddings import EmbeddingEngine
 from assay.hosts import create_host, register_host, resolve
 from assay.hosts.http_rag import HttpRag
@@ -98,18 +97,11 @@ def test_chat_completions_through_an_http_rag_host(sample_url: str) -> None:
     assert answer.actual_output and answer.model_name == MODEL_NAME and answer.output_tokens
 
 
-def _check_app() -> typer.Typer:
-    app = typer.Typer()
-    app.command()(check)
-    app.command("other")(lambda: None)  # two commands, so `check` is addressed by name as on the real CLI
-    return app
-
-
 def test_hosts_check_against_serve_sample(sample_url: str, tmp_path: Path) -> None:
     text = (EXAMPLES / "http-rag.json").read_text().replace("http://127.0.0.1:8765", sample_url)
     file = tmp_path / "http-rag.json"
     file.write_text(text)
-    result = CliRunner().invoke(_check_app(), ["check", str(file)])
+    result = CliRunner().invoke(app, ["hosts", "check", str(file)])
     assert result.exit_code == 0, result.output
     assert "answer: " in result.output and "context found: 3 chunk(s)" in result.output
     assert f"model name: {MODEL_NAME}" in result.output and "latency:" in result.output
@@ -119,7 +111,7 @@ def test_hosts_check_against_a_dead_port_diagnoses_connection_refused(tmp_path: 
     text = (EXAMPLES / "http-rag.json").read_text().replace("8765", str(free_port()))
     file = tmp_path / "dead.json"
     file.write_text(text)
-    result = CliRunner().invoke(_check_app(), ["check", str(file)])
+    result = CliRunner().invoke(app, ["hosts", "check", str(file)])
     assert result.exit_code == 1
     assert "connection refused" in result.output
 
@@ -129,7 +121,7 @@ def test_hosts_check_mapping_mismatch_names_the_keys(sample_url: str, tmp_path: 
     file.write_text(
         f'key = "bad"\ntype = "http-rag"\nurl = "{sample_url}/rag"\n[settings.mapping]\nanswer = "$.reply.text"\n'
     )
-    result = CliRunner().invoke(_check_app(), ["check", str(file)])
+    result = CliRunner().invoke(app, ["hosts", "check", str(file)])
     assert result.exit_code == 1
     assert "schema mismatch" in result.output and "'answer', 'sources'" in result.output
 
@@ -137,6 +129,11 @@ def test_hosts_check_mapping_mismatch_names_the_keys(sample_url: str, tmp_path: 
 def test_hosts_check_bad_file_is_one_line(tmp_path: Path) -> None:
     file = tmp_path / "bad.json"
     file.write_text(json.dumps({"key": "k", "type": "http-rag", "url": "http://127.0.0.1:1/", "settings": {}}))
-    result = CliRunner().invoke(_check_app(), ["check", str(file)])
+    result = CliRunner().invoke(app, ["hosts", "check", str(file)])
     assert result.exit_code == 2
     assert "settings.mapping" in result.output
+
+
+def test_serve_sample_is_a_command_of_the_real_cli() -> None:
+    result = CliRunner().invoke(app, ["serve-sample", "--help"])
+    assert result.exit_code == 0 and "--port" in result.output
