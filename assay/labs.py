@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
@@ -101,6 +101,7 @@ async def _answer_all(
     host_config: ModelHost,
     cases: Sequence[tuple[str, TestCase]],
     *,
+    documents: Mapping[str, Sequence[str]],
     store: ObjectStore | None,
     signer: Signer | None,
     run_id: str,
@@ -114,7 +115,7 @@ async def _answer_all(
     host = create_host(host_config, embedder)
     for start in range(0, len(pending), shard_size):
         shard = pending[start : start + shard_size]
-        rows = await resolve(host, shard, policy)
+        rows = await resolve(host, shard, policy, documents)
         if store is not None:
             _save_shard(store, run_id, host_config.key, rows, signer)
         done.update((row.test_case.key, row) for row in rows)
@@ -152,6 +153,7 @@ def build_test_lab(
             _answer_all(
                 host_config,
                 cases,
+                documents={test.key: test.documents for test in suite.tests},
                 store=store,
                 signer=signer,
                 run_id=run_id,

@@ -14,7 +14,7 @@ import contextlib
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import ClassVar, get_args
 
 from pydantic import Field, FiniteFloat, ValidationError
@@ -141,6 +141,10 @@ class Host(ABC):
     def __init__(self, config: ModelHost, embedder: Callable[[], Embedder] | None = None) -> None:
         self.config = config
         self._embedder_factory = embedder
+        self.case_tests: dict[str, str] = {}
+        """The test each case of the current ``resolve`` belongs to (case key -> test key)."""
+        self.test_documents: dict[str, list[str]] = {}
+        """The documents of each test (test key -> ``Test.documents``), for hosts that index them per test."""
         register_env_secret(config.secret_ref)
 
     @property
@@ -221,11 +225,18 @@ def _redacted(row: TestLabRow) -> TestLabRow:
 
 
 async def resolve(
-    host: Host, cases: Sequence[tuple[str, TestCase]], policy: CallPolicy | None = None
+    host: Host,
+    cases: Sequence[tuple[str, TestCase]],
+    policy: CallPolicy | None = None,
+    documents: Mapping[str, Sequence[str]] | None = None,
 ) -> list[TestLabRow]:
-    """Answer every (test key, case) pair; a row per case, in input order, failures recorded on the row."""
+    """Answer every (test key, case) pair; a row per case, in input order, failures recorded on the row.
+
+    ``documents`` maps a test key to its ``Test.documents``, for hosts that build a collection per test."""
     policy = policy or CallPolicy()
     model_key = host.config.key
+    host.case_tests = {case.key: test_key for test_key, case in cases}
+    host.test_documents = {key: list(value) for key, value in (documents or {}).items()}
     try:
         await host.prepare([case for _, case in cases])
     except Exception as error:

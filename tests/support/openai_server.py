@@ -1,13 +1,9 @@
 """A local OpenAI chat completions server on 127.0.0.1, faithful enough that the real ``openai`` client talks
 to it, with faults injected on demand.
 
-Faults, chosen per request by (first match wins):
-- the ``x-fault`` request header (clients pass it through ``extra_headers``),
-- a ``[fault:NAME]`` marker in the last user message,
-- else the next entry of the server's fault plan (``server.plan``, a list consumed in order; ``None`` = normal).
-Names: ``429`` (with Retry-After), ``500``, ``503``, ``401``, ``404``, ``400``, ``slow`` (sleeps ``slow_s``),
-``drop`` (closes the connection without a reply), ``garbage`` (non-JSON body), ``empty_choices``,
-``empty_content``, ``not_object`` (a JSON list).
+Faults are chosen per request as ``tests/support/faults.py`` says (header, ``[fault:NAME]`` in the last user
+message, else ``server.plan``). Besides the generic names (``empty`` = an empty ``choices`` list): ``401``,
+``404``, ``400``, ``empty_choices``, ``empty_content``, ``not_object`` (a JSON list).
 
 Every request is recorded (``server.requests``: headers, JSON body) so tests can assert what the client sent.
 """
@@ -21,15 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
+from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
 from tests.support.local_app import running_app
 
-FAULTS = (
-    "429", "500", "503", "401", "404", "400", "slow", "drop", "garbage", "empty_choices", "empty_content",
-    "not_object",
-)  # fmt: skip
+FAULTS = (*GENERIC_FAULTS, "401", "404", "400", "empty_choices", "empty_content", "not_object")
 
 
 class Message(BaseModel):
@@ -67,17 +61,13 @@ class OpenAIServer:
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
+        self._faults = FaultPlan(self.plan)
         self.app = self._build()
 
     def _next_fault(self, request: Request, body: dict[str, Any]) -> str | None:
-        if request.headers.get("x-fault"):
-            return request.headers["x-fault"]
         messages = body.get("messages") or []
         last = messages[-1].get("content") if messages and isinstance(messages[-1], dict) else None
-        if isinstance(last, str) and "[fault:" in last:
-            return last.split("[fault:", 1)[1].split("]", 1)[0]
-        with self._lock:
-            return self.plan.pop(0) if self.plan else None
+        return self._faults.next(request, last if isinstance(last, str) else None)
 
     def _build(self) -> FastAPI:
         app = FastAPI()
@@ -110,7 +100,7 @@ class OpenAIServer:
             prompt = chat.messages[-1].content if isinstance(chat.messages[-1].content, str) else ""
             answer = f"echo: {prompt}" if fault != "empty_content" else ""
             prompt_tokens = sum(len(str(message.content or "").split()) for message in chat.messages)
-            choices = [] if fault == "empty_choices" else [
+            choices = [] if fault in ("empty", "empty_choices") else [
                 {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop",
                  "logprobs": None}
             ]  # fmt: skip
@@ -132,30 +122,21 @@ class OpenAIServer:
         return app
 
     async def _fault(self, fault: str | None, request: Request) -> Response | None:
-        if fault is None or fault in ("empty_choices", "empty_content"):
+        if fault is None or fault in ("empty", "empty_choices", "empty_content"):
             return None
-        if fault == "429":
-            retry_after = {"retry-after": str(self.retry_after_s)}
-            return _error(429, "rate_limit_error", "Rate limit reached.", headers=retry_after)
-        if fault in ("500", "503"):
-            return _error(int(fault), "server_error", "The server had an error while processing your request.")
         if fault == "401":
             return _error(401, "invalid_request_error", "Incorrect API key provided.", code="invalid_api_key")
         if fault == "404":
             return _error(404, "invalid_request_error", "The model does not exist.", code="model_not_found")
         if fault == "400":
             return _error(400, "invalid_request_error", "Bad request.")
-        if fault == "slow":
-            await asyncio.sleep(self.slow_s)
-            return None
-        if fault == "garbage":
-            return PlainTextResponse("<html>502 Bad Gateway</html>{not json", media_type="application/json")
         if fault == "not_object":
             return JSONResponse([1, 2, 3])
-        if fault == "drop":
-            request.scope["test.transport"].abort()  # the client sees the connection closed, no reply
-            return Response(status_code=500)  # never reaches the client
-        raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
+        if fault not in GENERIC_FAULTS:
+            raise ValueError(f"unknown fault {fault!r}; known: {', '.join(FAULTS)}")
+        return await generic_fault(
+            fault, request, _generic_error, retry_after_s=self.retry_after_s, slow_s=self.slow_s
+        )
 
 
 def _error(status: int, kind: str, message: str, code: str | None = None, headers: dict[str, str] | None = None):
@@ -164,23 +145,15 @@ def _error(status: int, kind: str, message: str, code: str | None = None, header
     )
 
 
-class _DroppingApp:
-    """ASGI wrapper: gives the app the connection's transport, so a ``drop`` fault can abort it."""
-
-    def __init__(self, app: FastAPI) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            # uvicorn's ``send`` is a method of its request cycle, which holds the connection's transport
-            scope["test.transport"] = send.__self__.transport
-        await self.app(scope, receive, send)
+def _generic_error(status: int, message: str, headers: dict[str, str] | None) -> Response:
+    kind = {429: "rate_limit_error"}.get(status, "server_error")
+    return _error(status, kind, message, headers=headers)
 
 
 @contextmanager
 def serve_openai(server: OpenAIServer | None = None) -> Iterator[OpenAIServer]:
     """Run ``server`` on a free 127.0.0.1 port; ``server.url`` is its base URL (``http://127.0.0.1:PORT/v1``)."""
     server = server or OpenAIServer()
-    with running_app(_DroppingApp(server.app), lifespan="off") as base_url:
+    with running_app(DroppingApp(server.app), lifespan="off") as base_url:
         server.url = f"{base_url}/v1"
         yield server
