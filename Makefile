@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "torch==2.13.0"
 	$(BIN)/pip install --quiet -e ".[dev]"
+	# h2ogpte pins a websockets that Prefect cannot share; its other requirements are in pyproject.toml
+	$(BIN)/pip install --quiet --no-deps "h2ogpte==1.7.5"
 	touch $(STAMP)
 
 demo: install

@@ -82,6 +82,7 @@ def check(
 ) -> None:
     """Send one probe prompt to the host in FILE and show what came back; exit 1 when it fails."""
     from assay.hosts import create_host
+    from assay.hosts.base import answered_row
     from assay.models import TestCase
     from assay.serve_sample import _default_embedder
 
@@ -94,8 +95,12 @@ def check(
     console.print(f"probe: {for_terminal(case.prompt)}")
 
     async def probe():  # type: ignore[no-untyped-def]
-        await host.prepare([case])
-        return await host.answer(case)
+        host.case_tests = {case.key: "probe"}
+        try:
+            await host.prepare([case])
+            return await host.answer(case)
+        finally:
+            await host.close()
 
     started = time.perf_counter()
     try:
@@ -108,6 +113,7 @@ def check(
         errors.print(f"[bold]diagnosis:[/] {for_terminal(diagnose(error))}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
     latency = time.perf_counter() - started
+    row = answered_row(host, "probe", case, answer, latency, attempts=1)
     text = answer.actual_output
     short = text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + "..."
     console.print(f"answer: {for_terminal(short)}", soft_wrap=True)
@@ -116,12 +122,14 @@ def check(
     if uris:
         found += f" from {for_terminal(', '.join(uris[:5]))}"
     console.print(f"context found: {found}", soft_wrap=True)
-    tokens = f"input {_or_dash(answer.input_tokens)}, output {_or_dash(answer.output_tokens)}"
-    console.print(f"tokens: {tokens}")
+    tokens = f"input {_or_dash(row.input_tokens)}, output {_or_dash(row.output_tokens)}"
+    source = f"counted with {row.token_count_source}" if row.token_count_source else "reported by the server"
+    console.print(f"tokens: {tokens} ({source})")
     console.print(f"latency: {latency:.3f}s")
     console.print(f"model name: {for_terminal(answer.model_name or '-')}")
-    if answer.cost is not None:
-        console.print(f"cost: {json.dumps(answer.cost)}")
+    if row.cost is not None:
+        origin = "from the price table" if row.cost_source == "price_table" else "reported"
+        console.print(f"cost: {json.dumps(row.cost)} ({origin})")
 
 
 def _or_dash(value: int | None) -> str:

@@ -21,7 +21,11 @@ from pydantic import Field, FiniteFloat, ValidationError
 
 from assay.embeddings.engine import Embedder
 from assay.hosts.breaker import CircuitBreaker, CircuitOpen
+from assay.hosts.limits import RateLimits
+from assay.hosts.pricing import cost_of, price_for
+from assay.hosts.tokens import TOKENIZER, count_tokens
 from assay.models import (
+    CallPolicy,
     DomainModel,
     HostErrorKind,
     HostSpec,
@@ -47,23 +51,6 @@ class HostAnswer(DomainModel):
         default=None,
         ge=0,
         description="Seconds of work for this answer when done in a batch; else timed per call.",
-    )
-
-
-class CallPolicy(DomainModel):
-    concurrency: int = Field(default=4, ge=1)
-    timeout_s: float = Field(default=60.0, gt=0)
-    retries: int = Field(default=2, ge=0)
-    backoff_s: float = Field(default=0.5, ge=0)
-    max_retry_after_s: float = Field(
-        default=60.0, ge=0, description="The longest server-advised wait (Retry-After) honoured before a retry."
-    )
-    breaker_failures: int = Field(
-        default=10, ge=0, description="Consecutive failed calls that pause the host (0: no circuit breaker)."
-    )
-    breaker_cooldown_s: float = Field(default=5.0, ge=0, description="How long a paused host is left alone.")
-    breaker_max_pauses: int = Field(
-        default=3, ge=0, description="Pauses after which the host counts as down and its other cases are not asked."
     )
 
 
@@ -166,6 +153,20 @@ class Host(ABC):
         breaker.new_loop()
         return breaker
 
+    def rate_limits(self, policy: CallPolicy) -> RateLimits:
+        """This host's client-side rate limits, kept across the shards of a run like the breaker."""
+        limits = getattr(self, "_rate_limits", None)
+        if limits is None:
+            limits = self._rate_limits = RateLimits(policy)
+        return limits
+
+    def sent_text(self, case: TestCase) -> str:
+        """What a call for ``case`` sends, for counting tokens when the server reports none: the conversation
+        turns and the prompt (hosts that send more, e.g. a system prompt, add it)."""
+        system_prompt = self.config.settings.get("system_prompt")
+        parts = [str(system_prompt)] if isinstance(system_prompt, str) and system_prompt else []
+        return "\n".join([*parts, *(turn.content for turn in case.turns), case.prompt])
+
     async def close(self) -> None:  # noqa: B027 - optional hook
         """Release what the calls of one ``resolve`` shared (a connection pool); the default holds nothing."""
 
@@ -175,15 +176,22 @@ class Host(ABC):
 
 
 async def _attempt(
-    call: Callable[[], Awaitable[HostAnswer]], policy: CallPolicy, breaker: CircuitBreaker
+    call: Callable[[], Awaitable[HostAnswer]],
+    policy: CallPolicy,
+    breaker: CircuitBreaker,
+    limits: RateLimits,
+    estimated_tokens: int,
 ) -> tuple[HostAnswer, float, int]:
     last_error: BaseException | None = None
     for attempt in range(policy.retries + 1):
         probe = await breaker.before_call()
+        await limits.before_call(estimated_tokens)
         started = time.perf_counter()
         try:
             answer = await asyncio.wait_for(call(), timeout=policy.timeout_s)
             breaker.record(True, probe)
+            if limits.counts_tokens:
+                await limits.after_call(estimated_tokens, _tokens_used(answer, estimated_tokens))
             return answer, time.perf_counter() - started, attempt + 1
         except HostError:
             breaker.record(True, probe)  # the host answered, with a permanent refusal: it is not down
@@ -198,6 +206,13 @@ async def _attempt(
             await asyncio.sleep(retry_delay(policy, attempt, last_error))
     assert last_error is not None
     raise _RetriesExhausted(last_error, policy.retries + 1)
+
+
+def _tokens_used(answer: HostAnswer, estimated_input: int) -> int:
+    """The call's tokens for the rate limit: the server's figures where it gave them, else counted."""
+    sent = answer.input_tokens if answer.input_tokens is not None else estimated_input
+    received = answer.output_tokens if answer.output_tokens is not None else count_tokens(answer.actual_output)
+    return sent + received
 
 
 def retry_delay(policy: CallPolicy, attempt: int, error: BaseException) -> float:
@@ -233,7 +248,7 @@ async def resolve(
     """Answer every (test key, case) pair; a row per case, in input order, failures recorded on the row.
 
     ``documents`` maps a test key to its ``Test.documents``, for hosts that build a collection per test."""
-    policy = policy or CallPolicy()
+    policy = (policy or CallPolicy()).under(host.config.calls)
     model_key = host.config.key
     host.case_tests = {case.key: test_key for test_key, case in cases}
     host.test_documents = {key: list(value) for key, value in (documents or {}).items()}
@@ -251,11 +266,15 @@ async def resolve(
         ]
     semaphore = asyncio.Semaphore(policy.concurrency)
     breaker = host.circuit_breaker(policy)
+    limits = host.rate_limits(policy)
 
     async def one(test_key: str, case: TestCase) -> TestLabRow:
         async with semaphore:
+            estimate = count_tokens(host.sent_text(case)) if limits.counts_tokens else 0
             try:
-                answer, duration, attempts = await _attempt(lambda: host.answer(case), policy, breaker)
+                answer, duration, attempts = await _attempt(
+                    lambda: host.answer(case), policy, breaker, limits, estimate
+                )
             except HostError as error:
                 return TestLabRow(
                     test_case=case,
@@ -285,7 +304,7 @@ async def resolve(
                     attempts=failure.attempts,
                 )
         try:
-            return _answered_row(test_key, case, model_key, answer, duration, attempts)
+            return answered_row(host, test_key, case, answer, duration, attempts)
         except ValidationError as error:  # e.g. a negative cost: recorded on its case, never aborting the run
             reason = describe_error(f"the host's answer is invalid: {error.errors()[0]['msg']}")
             return TestLabRow(
@@ -305,19 +324,32 @@ async def resolve(
     return [_redacted(row) for row in rows]
 
 
-def _answered_row(
-    test_key: str, case: TestCase, model_key: str, answer: HostAnswer, duration: float, attempts: int
+def answered_row(
+    host: Host, test_key: str, case: TestCase, answer: HostAnswer, duration: float, attempts: int
 ) -> TestLabRow:
+    """The row of an answered case; tokens the server did not report are counted, and a cost it did not report
+    comes from the host file's price table, each saying so."""
+    input_tokens, output_tokens, token_source = answer.input_tokens, answer.output_tokens, None
+    if input_tokens is None or output_tokens is None:
+        input_tokens = count_tokens(host.sent_text(case)) if input_tokens is None else input_tokens
+        output_tokens = count_tokens(answer.actual_output) if output_tokens is None else output_tokens
+        token_source = TOKENIZER
+    cost, cost_source = answer.cost, "reported" if answer.cost is not None else None
+    price = price_for(host.config.prices, answer.model_name, host.config.llm_model_name)
+    if cost is None and price is not None:
+        cost, cost_source = cost_of(price, input_tokens, output_tokens), "price_table"
     return TestLabRow(
         test_case=case,
         test_key=test_key,
-        model_key=model_key,
+        model_key=host.config.key,
         actual_output=answer.actual_output,
         context=answer.context,
         actual_duration=round(answer.duration if answer.duration is not None else duration, 6),
-        cost=answer.cost,
-        input_tokens=answer.input_tokens,
-        output_tokens=answer.output_tokens,
+        cost=cost,
+        cost_source=cost_source,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        token_count_source=token_source,
         tool_calls=answer.tool_calls,
         attempts=attempts,
         model_name=answer.model_name,

@@ -6,6 +6,7 @@ from pydantic import ValidationError
 
 from assay.embeddings.engine import Embedder
 from assay.hosts.base import Host
+from assay.hosts.bedrock_kb import BedrockKnowledgeBase
 from assay.hosts.http_rag import HttpRag
 from assay.hosts.openai_chat import OpenAIChat, OpenAICompatible
 from assay.hosts.sample_rag import SampleRag, SampleRagKeyword
@@ -54,6 +55,7 @@ BUILTIN_HOSTS: tuple[type[Host], ...] = (
     OpenAICompatible,
     OpenAIChat,
     HttpRag,
+    BedrockKnowledgeBase,
 )
 for _builtin in BUILTIN_HOSTS:
     register_host(_builtin)

@@ -2,9 +2,53 @@
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, FiniteFloat
 
 from assay.models.base import DomainModel
+
+
+class CallPolicy(DomainModel):
+    """How Assay calls one system under test: concurrency, limits, time-outs, retries and the circuit breaker.
+
+    A host file sets it under ``calls`` (any subset of the fields); what a host file leaves out comes from the
+    run's policy (the defaults below unless a caller passes another)."""
+
+    concurrency: int = Field(default=4, ge=1, description="Calls in flight at once.")
+    requests_per_minute: FiniteFloat | None = Field(
+        default=None, gt=0, description="Client-side rate limit on calls (none: no limit)."
+    )
+    tokens_per_minute: FiniteFloat | None = Field(
+        default=None,
+        gt=0,
+        description="Client-side limit on tokens sent and received per minute (counted before and settled after each "
+        "call; none: no limit).",
+    )
+    timeout_s: float = Field(default=60.0, gt=0, description="Seconds one call may take.")
+    retries: int = Field(default=2, ge=0, description="Retries of a call that failed in a retryable way.")
+    backoff_s: float = Field(default=0.5, ge=0, description="Base of the exponential backoff (full jitter).")
+    max_retry_after_s: float = Field(
+        default=60.0, ge=0, description="The longest server-advised wait (Retry-After) honoured before a retry."
+    )
+    breaker_failures: int = Field(
+        default=10, ge=0, description="Consecutive failed calls that pause the host (0: no circuit breaker)."
+    )
+    breaker_cooldown_s: float = Field(default=5.0, ge=0, description="How long a paused host is left alone.")
+    breaker_max_pauses: int = Field(
+        default=3, ge=0, description="Pauses after which the host counts as down and its other cases are not asked."
+    )
+
+    def under(self, overrides: "CallPolicy | None") -> "CallPolicy":
+        """This policy with the fields ``overrides`` sets explicitly (a host file's ``calls``) taking precedence."""
+        if overrides is None:
+            return self
+        return self.model_copy(update={name: getattr(overrides, name) for name in overrides.model_fields_set})
+
+
+class ModelPrice(DomainModel):
+    """What 1,000 tokens cost on one model, in the currency the host file uses."""
+
+    input_per_1k: FiniteFloat = Field(ge=0)
+    output_per_1k: FiniteFloat = Field(ge=0)
 
 
 class ModelHost(DomainModel):
@@ -22,6 +66,14 @@ class ModelHost(DomainModel):
     llm_model_name: str = ""
     settings: dict[str, Any] = Field(
         default_factory=dict, description="Advanced host settings, passed through to the host as is."
+    )
+    calls: CallPolicy | None = Field(
+        default=None, description="How to call this host (concurrency, rate limits, time-out, retries); unset: run's."
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="Price table: model name (as the server reports it, or as configured) -> price per 1,000 "
+        "tokens; '*' prices any other model. Empty: no cost is computed unless the server reports one.",
     )
 
 

@@ -1,5 +1,7 @@
 """Test labs: test cases resolved against one or more systems under test."""
 
+from typing import Literal
+
 from pydantic import Field, FiniteFloat, model_validator
 
 from assay.models.base import DomainModel, PersistedModel
@@ -31,8 +33,15 @@ class TestLabRow(DomainModel):
     context: list[RetrievedChunk] = Field(default_factory=list)
     actual_duration: FiniteFloat | None = Field(default=None, ge=0)
     cost: FiniteFloat | None = Field(default=None, ge=0)
+    cost_source: Literal["reported", "price_table"] | None = Field(
+        default=None, description="Who gave the cost: the server (or precomputed answers), or the host file's prices."
+    )
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
+    token_count_source: str | None = Field(
+        default=None, description="None: the tokens are the server's (or the file's) own figures; else the "
+        "tokenizer that counted them, e.g. 'tiktoken cl100k_base'.",
+    )
     tool_calls: list[ToolCall] = Field(default_factory=list)
     error: str | None = Field(default=None, description="Why the host gave no answer; None when it did.")
     error_kind: HostErrorKind | None = Field(default=None, description="The kind of ``error``, when known.")

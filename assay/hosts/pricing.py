@@ -1,0 +1,18 @@
+"""Cost of an answer from the host file's price table (``ModelHost.prices``), when the server reports none."""
+
+from collections.abc import Mapping
+
+from assay.models import ModelPrice
+
+
+def price_for(prices: Mapping[str, ModelPrice], *model_names: str | None) -> ModelPrice | None:
+    """The price of the first of ``model_names`` in the table (the model the server reported, then the one
+    configured), else the table's ``'*'`` entry, else none."""
+    for name in model_names:
+        if name and name in prices:
+            return prices[name]
+    return prices.get("*")
+
+
+def cost_of(price: ModelPrice, input_tokens: int, output_tokens: int) -> float:
+    return round(input_tokens / 1000 * price.input_per_1k + output_tokens / 1000 * price.output_per_1k, 8)
