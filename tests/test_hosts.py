@@ -227,3 +227,15 @@ def test_a_host_that_recovers_after_a_pause_answers_the_rest() -> None:
     DownHost.calls, DownHost.recover_after = 0, 6
     rows = asyncio.run(resolve(DownHost(ModelHost(key="d", type="down-test-host")), cases(*["q"] * 40), BREAKER))
     assert sum(row.answered for row in rows) >= 38 and not any(row.error_kind == "circuit_open" for row in rows)
+
+
+def test_a_refusal_after_a_retried_failure_records_every_attempt() -> None:
+    class FlakyThenRefusing(ScriptedHost):
+        async def answer(self, case: TestCase) -> HostAnswer:
+            self.calls[case.key] = self.calls.get(case.key, 0) + 1
+            if self.calls[case.key] == 1:
+                raise ConnectionError("connection reset")
+            raise HostError("400 bad request", "client_error")
+
+    [row] = asyncio.run(resolve(FlakyThenRefusing(ModelHost(key="s", type="scripted")), cases("x"), FAST))
+    assert (row.error_kind, row.attempts) == ("client_error", 2)

@@ -88,6 +88,7 @@ class HostError(Exception):
     def __init__(self, message: str, kind: HostErrorKind = "other") -> None:
         super().__init__(message)
         self.kind: HostErrorKind = kind
+        self.attempts = 1
 
 
 class RetryableHostError(Exception):
@@ -193,8 +194,9 @@ async def _attempt(
             if limits.counts_tokens:
                 await limits.after_call(estimated_tokens, _tokens_used(answer, estimated_tokens))
             return answer, time.perf_counter() - started, attempt + 1
-        except HostError:
+        except HostError as refusal:
             breaker.record(True, probe)  # the host answered, with a permanent refusal: it is not down
+            refusal.attempts = attempt + 1
             raise
         except TimeoutError:
             breaker.record(False, probe)
@@ -282,6 +284,7 @@ async def resolve(
                     model_key=model_key,
                     error=describe_error(str(error)),
                     error_kind=error.kind,
+                    attempts=error.attempts,
                 )
             except CircuitOpen as paused:
                 return TestLabRow(

@@ -215,3 +215,35 @@ class OpenAIChat(OpenAICompatible):
             "same_protocol_as": "openai-compatible",
         }
     )
+
+
+class H2OGPT(OpenAICompatible):
+    """h2oGPT's OpenAI-compatible server (``/v1/chat/completions``): the manual's advanced settings for it are
+    exactly chat completions' arguments, so the OpenAI-compatible implementation serves it unchanged."""
+
+    type: ClassVar[str] = "h2ogpt"
+    description: ClassVar[str] = "h2oGPT through its OpenAI-compatible chat completions API (url: .../v1)."
+    spec: ClassVar[HostSpec] = OpenAICompatible.spec.model_copy(
+        update={
+            "id": "h2ogpt",
+            "display_name": "h2oGPT LLM",
+            "description": description,
+            "same_protocol_as": "openai-compatible",
+        }
+    )
+
+
+class H2OLLMOps(OpenAICompatible):
+    """A model deployed with H2O LLMOps: its deployments serve OpenAI chat completions, and the manual's
+    advanced settings for it are chat completions' arguments."""
+
+    type: ClassVar[str] = "h2o-llmops"
+    description: ClassVar[str] = "A model deployed with H2O LLMOps, through its OpenAI-compatible API (url: .../v1)."
+    spec: ClassVar[HostSpec] = OpenAICompatible.spec.model_copy(
+        update={
+            "id": "h2o-llmops",
+            "display_name": "H2O LLMOps",
+            "description": description,
+            "same_protocol_as": "openai-compatible",
+        }
+    )

@@ -8,7 +8,8 @@ from assay.embeddings.engine import Embedder
 from assay.hosts.base import Host
 from assay.hosts.bedrock_kb import BedrockKnowledgeBase
 from assay.hosts.http_rag import HttpRag
-from assay.hosts.openai_chat import OpenAIChat, OpenAICompatible
+from assay.hosts.ollama import Ollama
+from assay.hosts.openai_chat import H2OGPT, H2OLLMOps, OpenAIChat, OpenAICompatible
 from assay.hosts.sample_rag import SampleRag, SampleRagKeyword
 from assay.hosts.testlab import TestLabHost
 from assay.models import HostSpec, ModelHost
@@ -55,6 +56,9 @@ BUILTIN_HOSTS: tuple[type[Host], ...] = (
     OpenAICompatible,
     OpenAIChat,
     HttpRag,
+    H2OGPT,
+    H2OLLMOps,
+    Ollama,
     BedrockKnowledgeBase,
 )
 for _builtin in BUILTIN_HOSTS:
