@@ -11,6 +11,7 @@ host is created, and every row ``resolve`` returns has it redacted: an error bod
 
 import asyncio
 import contextlib
+import os
 import random
 import time
 from abc import ABC, abstractmethod
@@ -134,6 +135,22 @@ class Host(ABC):
         self.test_documents: dict[str, list[str]] = {}
         """The documents of each test (test key -> ``Test.documents``), for hosts that index them per test."""
         register_env_secret(config.secret_ref)
+
+    def secret(self, required_for: str | None = None) -> str | None:
+        """The credential ``secret_ref`` names, read from the environment now and never kept; ``None`` when the
+        host file names none, unless ``required_for`` says what it is needed for. A named variable that is not
+        set is a configuration error naming it."""
+        name = self.config.secret_ref
+        if not name:
+            if required_for is None:
+                return None
+            raise HostError(f"host {self.config.key}: field 'secret_ref' ({required_for}) is required", "configuration")
+        value = os.environ.get(name, "")
+        if not value:
+            raise HostError(
+                f"host {self.config.key}: environment variable {name!r} (secret_ref) is not set", "configuration"
+            )
+        return value
 
     @property
     def embedder(self) -> Embedder:

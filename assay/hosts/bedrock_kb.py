@@ -26,7 +26,6 @@ prompt is the case's answer and ``raw_response`` holds the whole transcript.
 import asyncio
 import json
 import threading
-from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import boto3
@@ -35,7 +34,7 @@ from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
 from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.hosts.openai_chat import _PERMANENT, _retry_after, _status_kind
+from assay.hosts.statuses import PERMANENT_KINDS, retry_after, status_kind
 from assay.models import HostErrorKind, HostSetting, HostSpec, ModelHost, RetrievedChunk, TestCase
 from assay.redaction import register_env_secret
 
@@ -268,14 +267,14 @@ class BedrockKnowledgeBase(Host):
         code = str(details.get("Code") or "")
         status = metadata.get("HTTPStatusCode")
         status = status if isinstance(status, int) else 500
-        kind = _CODE_KINDS.get(code) or _status_kind(status)
+        kind = _CODE_KINDS.get(code) or status_kind(status)
         if status >= 500 and kind == "client_error":
             kind = "server_error"
         message = f"HTTP {status} {code or 'error'} ({kind}): {details.get('Message') or error}"
-        if kind in _PERMANENT:
+        if kind in PERMANENT_KINDS:
             return HostError(message, kind)
         headers = metadata.get("HTTPHeaders") or {}  # botocore lower-cases the names
-        return RetryableHostError(message, kind, _retry_after(SimpleNamespace(headers=headers)))
+        return RetryableHostError(message, kind, retry_after(headers))
 
     def _parse(self, response: Any) -> tuple[str, list[RetrievedChunk], dict[str, Any]]:
         """The answer, its citations as context, and the reply as received (less botocore's metadata)."""

@@ -30,6 +30,7 @@ from jsonpath_ng.ext import parse as parse_jsonpath
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from assay.hosts.base import Host, HostAnswer, HostError
+from assay.hosts.statuses import retry_after
 from assay.models import HostErrorKind, ModelHost, RetrievedChunk, TestCase
 from assay.models.hosts import HostSetting, HostSpec
 from assay.redaction import redact, register_env_secret
@@ -194,9 +195,9 @@ class HttpRag(Host):
         if status == 404:
             raise HostError(message, "not_found")
         if status == 429:
-            raise RetryableHttpError(message, "rate_limited", _retry_after(response))
+            raise RetryableHttpError(message, "rate_limited", retry_after(response))
         if status >= 500:
-            raise RetryableHttpError(message, "server_error", _retry_after(response))
+            raise RetryableHttpError(message, "server_error", retry_after(response))
         raise HostError(message, "client_error")
 
     # -- reply -------------------------------------------------------------------------------------------
@@ -347,11 +348,3 @@ def _top_keys(data: Any) -> str:
         shown = ", ".join(repr(key) for key in keys[:20])
         return shown + (f" and {len(keys) - 20} more" if len(keys) > 20 else "") if keys else "none (an empty object)"
     return f"none (the reply is a JSON {type(data).__name__}, not an object)"
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    try:
-        return None if value is None else max(float(value), 0.0)
-    except ValueError:
-        return None

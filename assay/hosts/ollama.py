@@ -25,12 +25,13 @@ import httpx
 import ollama
 
 from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.hosts.openai_chat import _PERMANENT, OpenAICompatible, _count, _retry_after, _status_kind
+from assay.hosts.openai_chat import OpenAICompatible
+from assay.hosts.statuses import PERMANENT_KINDS, retry_after, status_kind, token_count
 from assay.models import HostSetting, HostSpec, TestCase, ToolCall
 
 OLLAMA_URL = "http://127.0.0.1:11434"
 
-ASSAY_KEYS = ("system_prompt", "price_per_1k_input_tokens", "price_per_1k_output_tokens", "headers", "timeout_s")
+ASSAY_KEYS = ("system_prompt", "headers", "timeout_s")
 """Settings Assay reads itself and does not pass to ``chat``."""
 
 _REFUSED = ("model", "messages", "stream")
@@ -48,8 +49,6 @@ _SETTINGS = [
         secret_reference=True,
     ),
     HostSetting(name="system_prompt", description="Assay key: a system message sent before the conversation."),
-    HostSetting(name="price_per_1k_input_tokens", description="Assay key: cost of 1,000 input tokens."),
-    HostSetting(name="price_per_1k_output_tokens", description="Assay key: cost of 1,000 output tokens."),
     HostSetting(name="headers", description="Assay key: extra HTTP headers (not secrets), e.g. for a proxy."),
     HostSetting(
         name="timeout_s",
@@ -121,7 +120,7 @@ class Ollama(Host):
         protocol="Ollama /api/chat",
         settings=_SETTINGS,
         returns_tokens=True,
-        returns_cost=True,
+        returns_cost=False,  # cost: from the host file's price table
         multi_turn=True,
     )
 
@@ -138,11 +137,7 @@ class Ollama(Host):
                 "put the token in an environment variable and name it in 'secret_ref'",
                 "configuration",
             )
-        if self.config.secret_ref and not os.environ.get(self.config.secret_ref):
-            raise HostError(
-                f"host {self.config.key}: environment variable {self.config.secret_ref!r} (secret_ref) is not set",
-                "configuration",
-            )
+        self.secret()  # a named variable that is unset fails here, before any call
         timeout = settings.get("timeout_s")
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0):
             raise HostError(f"host {self.config.key}: setting 'timeout_s' must be a positive number", "configuration")
@@ -166,9 +161,6 @@ class Ollama(Host):
     def messages(self, case: TestCase) -> list[dict[str, str]]:
         """The system prompt (if any), the conversation turns, then the case's prompt as the last user turn."""
         return OpenAICompatible.messages(self, case)  # type: ignore[arg-type]  # reads only self.config
-
-    def _cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
-        return OpenAICompatible._cost(self, input_tokens, output_tokens)  # type: ignore[arg-type]
 
     def _chat_settings(self) -> dict[str, Any]:
         settings = {key: value for key, value in self.config.settings.items() if key not in ASSAY_KEYS}
@@ -196,11 +188,11 @@ class Ollama(Host):
             status = error.status_code
             if status < 100:  # no HTTP status: an error inside a 200 reply
                 raise HostError(f"the server reported an error: {error.error}", "other") from None
-            kind = _status_kind(status)
+            kind = status_kind(status)
             message = f"HTTP {status} ({kind}): {error.error}"
-            if kind in _PERMANENT:
+            if kind in PERMANENT_KINDS:
                 raise HostError(message, kind) from None
-            raise RetryableHostError(message, kind, _retry_after(reply)) from None
+            raise RetryableHostError(message, kind, retry_after(reply)) from None
         except httpx.TimeoutException as error:
             raise RetryableHostError(f"timeout: {type(error).__name__}: {error}", "timeout") from None
         except (httpx.TransportError, ConnectionError) as error:
@@ -224,8 +216,8 @@ class Ollama(Host):
                 f"the reply's answer is empty (done {response.done!r}, done_reason {response.done_reason!r})",
                 "empty_answer",
             )
-        input_tokens = _count(response.prompt_eval_count)
-        output_tokens = _count(response.eval_count)
+        input_tokens = token_count(response.prompt_eval_count)
+        output_tokens = token_count(response.eval_count)
         tool_calls = [
             ToolCall(name=call.function.name, arguments=dict(call.function.arguments or {}))
             for call in response.message.tool_calls or []
@@ -234,7 +226,6 @@ class Ollama(Host):
             actual_output=content,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            cost=self._cost(input_tokens, output_tokens),
             tool_calls=tool_calls,
             model_name=response.model or None,
             raw_response=body if body is not None else json.dumps(response.model_dump(exclude_none=True)),

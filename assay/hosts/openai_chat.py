@@ -4,7 +4,8 @@
 LM Studio, LiteLLM proxy, TGI...); ``openai-chat`` is OpenAI itself: the same code, with OpenAI's base URL
 when ``url`` is empty. ``ModelHost.llm_model_name`` is the model, ``ModelHost.secret_ref`` names the env var
 holding the API key (read at call time, never stored), and ``ModelHost.settings`` goes to
-``chat.completions.create(**settings)`` as is, except the Assay keys in ``ASSAY_KEYS``.
+``chat.completions.create(**settings)`` as is, except the Assay keys in ``assay_keys``. The cost comes from
+the host file's price table (``ModelHost.prices``), applied by ``resolve``.
 
 Retries are counted in one place (``resolve``): the client's own ``max_retries`` is 0. Permanent failures
 (auth, unknown model, other 4xx, empty answer, malformed body) raise ``HostError``; transient ones (429, 5xx,
@@ -13,20 +14,18 @@ timeout, dropped connection) raise ``RetryableHostError`` so ``resolve`` retries
 
 import asyncio
 import json
-import os
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import openai
 
 from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.models import HostErrorKind, HostSetting, HostSpec, TestCase
+from assay.hosts.statuses import PERMANENT_KINDS, retry_after, status_kind, token_count
+from assay.models import HostSetting, HostSpec, TestCase
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 NO_KEY = "not-needed"
 """The key sent to a server that needs none: the client refuses to start without one."""
 
-ASSAY_KEYS = ("system_prompt", "price_per_1k_input_tokens", "price_per_1k_output_tokens")
-"""Settings Assay reads itself and does not pass to the client."""
 
 _SETTINGS = [
     HostSetting(name="url", description="Base URL of the API, e.g. http://127.0.0.1:8000/v1 (ModelHost.url)."),
@@ -37,36 +36,11 @@ _SETTINGS = [
         secret_reference=True,
     ),
     HostSetting(name="system_prompt", description="Assay key: a system message sent before the conversation."),
-    HostSetting(name="price_per_1k_input_tokens", description="Assay key: cost of 1,000 input tokens."),
-    HostSetting(name="price_per_1k_output_tokens", description="Assay key: cost of 1,000 output tokens."),
     HostSetting(
         name="(any other)",
         description="Passed to chat.completions.create as is: temperature, max_tokens, seed, top_p, extra_body...",
     ),
 ]
-
-
-def _retry_after(response: Any) -> float | None:
-    try:
-        value = response.headers.get("retry-after")
-        return None if value is None else max(float(value), 0.0)
-    except (AttributeError, TypeError, ValueError):
-        return None
-
-
-def _status_kind(status: int) -> HostErrorKind:
-    if status in (401, 403):
-        return "auth"
-    if status == 404:
-        return "not_found"
-    if status == 429:
-        return "rate_limited"
-    if status >= 500:
-        return "server_error"
-    return "client_error"
-
-
-_PERMANENT: tuple[HostErrorKind, ...] = ("auth", "not_found", "client_error")
 
 
 class OpenAICompatible(Host):
@@ -75,6 +49,8 @@ class OpenAICompatible(Host):
         "Any server speaking OpenAI chat completions (vLLM, llama.cpp, LM Studio, LiteLLM, TGI), via openai."
     )
     default_url: ClassVar[str] = ""
+    assay_keys: ClassVar[tuple[str, ...]] = ("system_prompt",)
+    """Settings Assay reads itself and does not pass to the client."""
     spec: ClassVar[HostSpec] = HostSpec(
         id="openai-compatible",
         display_name="OpenAI-compatible chat completions",
@@ -83,7 +59,7 @@ class OpenAICompatible(Host):
         protocol="OpenAI chat completions",
         settings=_SETTINGS,
         returns_tokens=True,
-        returns_cost=True,
+        returns_cost=False,  # cost: from the host file's price table
         multi_turn=True,
     )
 
@@ -93,14 +69,7 @@ class OpenAICompatible(Host):
             raise HostError(f"host {self.config.key}: field 'url' (base URL of the API) is required", "configuration")
         if not self.config.llm_model_name:
             raise HostError(f"host {self.config.key}: field 'llm_model_name' (the model) is required", "configuration")
-        key = NO_KEY
-        if self.config.secret_ref:
-            key = os.environ.get(self.config.secret_ref, "")
-            if not key:
-                raise HostError(
-                    f"host {self.config.key}: environment variable {self.config.secret_ref!r} (secret_ref) is not set",
-                    "configuration",
-                )
+        key = self.secret() or NO_KEY
         loop = asyncio.get_running_loop()
         cached = getattr(self, "_cached_client", None)
         if cached is not None and cached[0] is loop and cached[1].api_key == key:
@@ -121,21 +90,8 @@ class OpenAICompatible(Host):
         messages.append({"role": "user", "content": case.prompt})
         return messages
 
-    def _cost(self, input_tokens: int | None, output_tokens: int | None) -> float | None:
-        settings = self.config.settings
-        prices = (settings.get("price_per_1k_input_tokens"), settings.get("price_per_1k_output_tokens"))
-        if prices == (None, None) or input_tokens is None or output_tokens is None:
-            return None
-        try:
-            price_in, price_out = (float(price or 0) for price in prices)
-        except (TypeError, ValueError):
-            raise HostError(
-                f"host {self.config.key}: settings price_per_1k_*_tokens must be numbers", "configuration"
-            ) from None
-        return round(input_tokens / 1000 * price_in + output_tokens / 1000 * price_out, 8)
-
     async def answer(self, case: TestCase) -> HostAnswer:
-        settings = {key: value for key, value in self.config.settings.items() if key not in ASSAY_KEYS}
+        settings = {key: value for key, value in self.config.settings.items() if key not in self.assay_keys}
         client = self._client()
         try:
             raw = await client.chat.completions.with_raw_response.create(
@@ -148,11 +104,11 @@ class OpenAICompatible(Host):
             cause = error.__cause__ or error
             raise RetryableHostError(f"connection failed: {type(cause).__name__}: {cause}", "connection") from None
         except openai.APIStatusError as error:
-            kind = _status_kind(error.status_code)
+            kind = status_kind(error.status_code)
             message = f"HTTP {error.status_code} ({kind}): {error.message}"
-            if kind in _PERMANENT:
+            if kind in PERMANENT_KINDS:
                 raise HostError(message, kind) from None
-            raise RetryableHostError(message, kind, _retry_after(error.response)) from None
+            raise RetryableHostError(message, kind, retry_after(error.response)) from None
         except TypeError as error:  # a setting the client does not take
             message = f"host {self.config.key}: settings rejected by the client: {error}"
             raise HostError(message, "configuration") from None
@@ -186,21 +142,16 @@ class OpenAICompatible(Host):
             reason = choices[0].get("finish_reason")
             raise HostError(f"the reply's answer is empty (finish_reason {reason!r})", "empty_answer")
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-        input_tokens = _count(usage.get("prompt_tokens"))
-        output_tokens = _count(usage.get("completion_tokens"))
+        input_tokens = token_count(usage.get("prompt_tokens"))
+        output_tokens = token_count(usage.get("completion_tokens"))
         model = data.get("model")
         return HostAnswer(
             actual_output=content,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
-            cost=self._cost(input_tokens, output_tokens),
             model_name=model if isinstance(model, str) and model else None,
             raw_response=body,
         )
-
-
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 class OpenAIChat(OpenAICompatible):

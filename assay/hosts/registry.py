@@ -5,10 +5,13 @@ from collections.abc import Callable
 from pydantic import ValidationError
 
 from assay.embeddings.engine import Embedder
+from assay.hosts.azure_openai import AzureOpenAI
 from assay.hosts.base import Host
 from assay.hosts.bedrock_kb import BedrockKnowledgeBase
+from assay.hosts.h2ogpte import H2OGPTeLLM, H2OGPTeRAG
 from assay.hosts.http_rag import HttpRag
 from assay.hosts.ollama import Ollama
+from assay.hosts.openai_assistants import OpenAIAssistants
 from assay.hosts.openai_chat import H2OGPT, H2OLLMOps, OpenAIChat, OpenAICompatible
 from assay.hosts.sample_rag import SampleRag, SampleRagKeyword
 from assay.hosts.testlab import TestLabHost
@@ -56,10 +59,14 @@ BUILTIN_HOSTS: tuple[type[Host], ...] = (
     OpenAICompatible,
     OpenAIChat,
     HttpRag,
+    AzureOpenAI,
+    OpenAIAssistants,
     H2OGPT,
     H2OLLMOps,
     Ollama,
     BedrockKnowledgeBase,
+    H2OGPTeRAG,
+    H2OGPTeLLM,
 )
 for _builtin in BUILTIN_HOSTS:
     register_host(_builtin)

@@ -118,7 +118,9 @@ class HostSpec(DomainModel):
     settings: list[HostSetting] = Field(default_factory=list)
     returns_context: bool = False
     returns_tokens: bool = False
-    returns_cost: bool = False
+    returns_cost: bool = Field(
+        default=False, description="The server reports a cost itself (any host is priced by its file's price table)."
+    )
     multi_turn: bool = False
     same_protocol_as: str | None = Field(
         default=None, description="Another host type whose implementation this one reuses (same wire protocol)."

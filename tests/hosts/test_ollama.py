@@ -49,7 +49,7 @@ def _run(config: ModelHost, *cases: TestCase, policy: CallPolicy = FAST):
 def test_the_spec_declares_what_the_host_reads() -> None:
     spec = Ollama.spec
     assert (spec.id, spec.model_type, spec.multi_turn, spec.returns_tokens, spec.returns_cost) == (
-        "ollama", "llm", True, True, True
+        "ollama", "llm", True, True, False
     )  # fmt: skip
     assert not spec.returns_context
     names = {setting.name for setting in spec.settings}
@@ -58,9 +58,10 @@ def test_the_spec_declares_what_the_host_reads() -> None:
 
 
 def test_answer_tokens_cost_model_and_raw_response(server: OllamaServer) -> None:
-    settings = {"options": {"temperature": 0.2, "num_ctx": 4096, "seed": 7}, "price_per_1k_input_tokens": 1.0,
-                "price_per_1k_output_tokens": 2.0}  # fmt: skip
-    [row] = _run(_host(server, settings=settings), TestCase(key="c1", prompt="what is the capital ratio"))
+    settings = {"options": {"temperature": 0.2, "num_ctx": 4096, "seed": 7}}
+    prices = {"*": {"input_per_1k": 1.0, "output_per_1k": 2.0}}
+    case = TestCase(key="c1", prompt="what is the capital ratio")
+    [row] = _run(_host(server, settings=settings, prices=prices), case)
     assert row.error is None, row.error
     assert row.actual_output == "echo: what is the capital ratio"
     assert (row.input_tokens, row.output_tokens) == (5, 6)

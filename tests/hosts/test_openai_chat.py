@@ -38,13 +38,14 @@ def _run(config: ModelHost, *cases: TestCase, policy: CallPolicy = FAST):
 
 
 def test_answer_tokens_model_and_raw_response(server: OpenAIServer) -> None:
-    settings = {"temperature": 0.2, "max_tokens": 64, "seed": 7, "price_per_1k_input_tokens": 1.0,
-                "price_per_1k_output_tokens": 2.0}  # fmt: skip
-    [row] = _run(_host(server, settings=settings), TestCase(key="c1", prompt="what is the capital ratio"))
+    settings = {"temperature": 0.2, "max_tokens": 64, "seed": 7}
+    prices = {"local-model-2026-01-01": {"input_per_1k": 1.0, "output_per_1k": 2.0}}  # the model the server names
+    case = TestCase(key="c1", prompt="what is the capital ratio")
+    [row] = _run(_host(server, settings=settings, prices=prices), case)
     assert row.error is None, row.error
     assert row.actual_output == "echo: what is the capital ratio"
     assert (row.input_tokens, row.output_tokens) == (5, 6)
-    assert row.cost == pytest.approx(5 / 1000 * 1.0 + 6 / 1000 * 2.0)
+    assert row.cost == pytest.approx(5 / 1000 * 1.0 + 6 / 1000 * 2.0) and row.cost_source == "price_table"
     assert row.model_name == "local-model-2026-01-01"
     assert '"object":"chat.completion"' in row.raw_response.replace(" ", "")
     body = server.requests[0].body

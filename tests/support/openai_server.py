@@ -6,6 +6,11 @@ message, else ``server.plan``). Besides the generic names (``empty`` = an empty 
 ``404``, ``400``, ``empty_choices``, ``empty_content``, ``not_object`` (a JSON list).
 
 Every request is recorded (``server.requests``: headers, JSON body) so tests can assert what the client sent.
+
+Azure OpenAI's route is served too: ``POST /openai/deployments/{deployment}/chat/completions?api-version=...``
+with an ``api-key`` header (401 when ``azure_api_key`` is set and the header is missing or wrong), 400 without
+``api-version``, 404 ``DeploymentNotFound`` for a deployment not in ``azure_deployments`` (deployment -> the model
+name the reply reports). Azure requests record their path and query too.
 """
 
 import asyncio
@@ -23,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
 from tests.support.local_app import running_app
 
-FAULTS = (*GENERIC_FAULTS, "401", "404", "400", "empty_choices", "empty_content", "not_object")
+FAULTS = (*GENERIC_FAULTS, "401", "401_echo", "404", "400", "empty_choices", "empty_content", "not_object")
 
 
 class Message(BaseModel):
@@ -44,6 +49,8 @@ class ChatRequest(BaseModel):
 class RecordedRequest:
     headers: dict[str, str]
     body: dict[str, Any]
+    path: str = ""
+    query: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -58,6 +65,10 @@ class OpenAIServer:
     plan: list[str | None] = field(default_factory=list)
     requests: list[RecordedRequest] = field(default_factory=list)
     url: str = ""
+    azure_deployments: dict[str, str] = field(default_factory=lambda: {"gpt-4o-prod": "gpt-4o-2024-08-06"})
+    azure_api_key: str | None = None
+    azure_url: str = ""
+    """The Azure endpoint (``http://127.0.0.1:PORT``), what ``AzureOpenAI(azure_endpoint=...)`` takes."""
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -97,35 +108,75 @@ class OpenAIServer:
             if chat.model not in self.models:
                 return _error(404, "invalid_request_error", f"The model `{chat.model}` does not exist.",
                               code="model_not_found")  # fmt: skip
-            prompt = chat.messages[-1].content if isinstance(chat.messages[-1].content, str) else ""
-            answer = f"echo: {prompt}" if fault != "empty_content" else ""
-            prompt_tokens = sum(len(str(message.content or "").split()) for message in chat.messages)
-            choices = [] if fault in ("empty", "empty_choices") else [
-                {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop",
-                 "logprobs": None}
-            ]  # fmt: skip
-            return JSONResponse(
-                {
-                    "id": f"chatcmpl-{len(self.requests)}",
-                    "object": "chat.completion",
-                    "created": int(time.time()),
-                    "model": f"{chat.model}-2026-01-01",
-                    "choices": choices,
-                    "usage": {
-                        "prompt_tokens": prompt_tokens,
-                        "completion_tokens": len(answer.split()),
-                        "total_tokens": prompt_tokens + len(answer.split()),
-                    },
-                }
-            )
+            return self._reply(chat, fault, f"{chat.model}-2026-01-01")
+
+        @app.post("/openai/deployments/{deployment}/chat/completions")
+        async def azure_completions(deployment: str, request: Request) -> Response:
+            try:
+                body = await request.json()
+            except ValueError:
+                return _azure_error(400, "BadRequest", "We could not parse the JSON body of your request.")
+            with self._lock:
+                self.requests.append(
+                    RecordedRequest(dict(request.headers), body if isinstance(body, dict) else {},
+                                    request.url.path, dict(request.query_params))
+                )  # fmt: skip
+            if self.azure_api_key is not None and request.headers.get("api-key") != self.azure_api_key:
+                return _azure_error(401, "401", "Access denied due to invalid subscription key or wrong API endpoint. "
+                                    "Make sure to provide a valid key for an active subscription.")  # fmt: skip
+            if not request.query_params.get("api-version"):
+                return _azure_error(400, "BadRequest", "Missing API version parameter.")
+            if deployment not in self.azure_deployments:
+                return _azure_error(404, "DeploymentNotFound", "The API deployment for this resource does not exist. "
+                                    "If you created the deployment within the last 5 minutes, please wait a moment "
+                                    "and try again.")  # fmt: skip
+            if not isinstance(body, dict):
+                return _azure_error(400, "BadRequest", "The request body must be a JSON object.")
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            fault = self._next_fault(request, body)
+            faulted = await self._fault(fault, request)
+            if faulted is not None:
+                return faulted
+            try:
+                chat = ChatRequest.model_validate({"model": deployment, **body})
+            except Exception as error:
+                return _azure_error(400, "BadRequest", f"Invalid request: {error}")
+            return self._reply(chat, fault, self.azure_deployments[deployment])
 
         return app
+
+    def _reply(self, chat: ChatRequest, fault: str | None, model_name: str) -> Response:
+        prompt = chat.messages[-1].content if isinstance(chat.messages[-1].content, str) else ""
+        answer = f"echo: {prompt}" if fault != "empty_content" else ""
+        prompt_tokens = sum(len(str(message.content or "").split()) for message in chat.messages)
+        choices = [] if fault in ("empty", "empty_choices") else [
+            {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop",
+             "logprobs": None}
+        ]  # fmt: skip
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{len(self.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model_name,
+                "choices": choices,
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": len(answer.split()),
+                    "total_tokens": prompt_tokens + len(answer.split()),
+                },
+            }
+        )
 
     async def _fault(self, fault: str | None, request: Request) -> Response | None:
         if fault is None or fault in ("empty", "empty_choices", "empty_content"):
             return None
         if fault == "401":
             return _error(401, "invalid_request_error", "Incorrect API key provided.", code="invalid_api_key")
+        if fault == "401_echo":  # as some gateways do: the rejected key, in full, in the error body
+            key = request.headers.get("authorization", "").removeprefix("Bearer ")
+            return _error(401, "invalid_request_error", f"Incorrect API key provided: {key}.", code="invalid_api_key")
         if fault == "404":
             return _error(404, "invalid_request_error", "The model does not exist.", code="model_not_found")
         if fault == "400":
@@ -145,6 +196,10 @@ def _error(status: int, kind: str, message: str, code: str | None = None, header
     )
 
 
+def _azure_error(status: int, code: str, message: str) -> Response:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
 def _generic_error(status: int, message: str, headers: dict[str, str] | None) -> Response:
     kind = {429: "rate_limit_error"}.get(status, "server_error")
     return _error(status, kind, message, headers=headers)
@@ -156,4 +211,5 @@ def serve_openai(server: OpenAIServer | None = None) -> Iterator[OpenAIServer]:
     server = server or OpenAIServer()
     with running_app(DroppingApp(server.app), lifespan="off") as base_url:
         server.url = f"{base_url}/v1"
+        server.azure_url = base_url
         yield server
