@@ -109,19 +109,31 @@ def _robustness_flips(lab: TestLab, result: EvaluationResult) -> list[Problem]:
     return problems
 
 
+def _returns_context(host_type: str) -> bool:
+    """Whether the host type declares that it returns retrieved context (an unknown type: no)."""
+    from assay.hosts.registry import host_spec  # the registry imports every host: only when a lab has rows
+
+    try:
+        return host_spec(host_type).returns_context
+    except ValueError:
+        return False
+
+
 def _empty_context(lab: TestLab) -> list[Problem]:
-    """RAG models (some answer carries context) that answered some cases with nothing retrieved."""
+    """RAG models that answered cases with nothing retrieved: a model some of whose answers carry context, or
+    whose host type declares it returns context (OpenAI Assistants whose file search returned nothing)."""
     problems = []
     for model in lab.models:
         answered = [row for row in lab.rows_for(model.key) if row.answered]
         empty = [row for row in answered if not row.context]
-        if not empty or len(empty) == len(answered):
+        if not empty or (len(empty) == len(answered) and not _returns_context(model.type)):
             continue
         problems.append(
             Problem(
                 description=(
                     f"Model '{_name(lab, model.key)}' retrieved no context for {len(empty)} of {len(answered)} "
-                    "answered test cases: those answers cannot be grounded in the corpus."
+                    "answered test cases: those answers cannot be grounded in the corpus, and evaluators that "
+                    "need the retrieved context cannot judge them."
                 ),
                 severity="high" if len(empty) / len(answered) > 0.1 else "medium",
                 problem_type="retrieval",

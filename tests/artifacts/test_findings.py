@@ -93,3 +93,16 @@ def test_leaderboard(lab: TestLab, results) -> None:  # type: ignore[no-untyped-
     assert [p["test_case_key"] for p in board["weak_points"]["weak"]] == ["fee-typo", "fee"]
     markdown = leaderboard_markdown(board)
     assert "| 1 | Good RAG | 1.000 |" in markdown and "## Failures: model_passes" in markdown
+
+
+def test_a_host_type_that_returns_context_but_retrieved_none_is_a_problem() -> None:
+    """The manual's OpenAI Assistants limitation: every answer without retrieved context is flagged, although no
+    answer carries context (a plain LLM host with no context at all is not flagged)."""
+    cases = [TestCase(key=f"c{i}", prompt=f"question {i}") for i in range(3)]
+    models = [ModelHost(key="assistant", type="openai-assistants"), ModelHost(key="llm", type="openai-compatible")]
+    rows = [TestLabRow(test_case=case, model_key=model.key, actual_output="an answer") for model in models
+            for case in cases]  # fmt: skip
+    problems = find_problems(TestLab(name="lab", models=models, rows=rows), [])
+    empty = [problem for problem in problems if problem.problem_type == "retrieval"]
+    assert [problem.attributes["model_key"] for problem in empty] == ["assistant"]
+    assert "no context for 3 of 3" in empty[0].description and empty[0].severity == "high"
