@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -137,3 +138,31 @@ def test_hosts_check_bad_file_is_one_line(tmp_path: Path) -> None:
 def test_serve_sample_is_a_command_of_the_real_cli() -> None:
     result = CliRunner().invoke(app, ["serve-sample", "--help"])
     assert result.exit_code == 0 and "--port" in result.output
+
+
+def test_hosts_check_diagnoses_dns_tls_401_and_an_unknown_model(sample_url: str, tmp_path: Path) -> None:
+    """The probe's diagnoses, each from a real failure: a name that does not resolve (``.invalid`` never does),
+    TLS spoken to a plain-HTTP server, a key the server refuses, and a model the server does not serve."""
+    from tests.support.openai_server import OpenAIServer, serve_openai
+
+    def check(host: dict[str, object], name: str) -> str:
+        file = tmp_path / f"{name}.json"
+        file.write_text(json.dumps(host))
+        result = CliRunner().invoke(app, ["hosts", "check", str(file), "--timeout", "20"])
+        assert result.exit_code == 1, result.output
+        return " ".join(result.output.split())
+
+    plain = {"key": "h", "type": "openai-compatible", "llm_model_name": MODEL_NAME}
+    assert "DNS:" in check({**plain, "url": "http://assay-check.invalid/v1"}, "dns")
+    assert "TLS:" in check({**plain, "url": sample_url.replace("http://", "https://") + "/v1"}, "tls")
+    with serve_openai(OpenAIServer(api_key="right-key")) as server:
+        keyed = {**plain, "url": server.url, "secret_ref": "ASSAY_TEST_CHECK_KEY"}
+        try:
+            os.environ["ASSAY_TEST_CHECK_KEY"] = "wrong-key"
+            refused = check(keyed, "auth")
+            os.environ["ASSAY_TEST_CHECK_KEY"] = "right-key"
+            unknown = check({**keyed, "llm_model_name": "no-such-model"}, "model")
+        finally:
+            del os.environ["ASSAY_TEST_CHECK_KEY"]
+    assert "401/403" in refused and "wrong-key" not in refused
+    assert "404" in unknown and "no-such-model" in unknown
