@@ -84,7 +84,9 @@ def evaluate(
     lab_format: Annotated[
         str, typer.Option(help="Format of --lab: auto (by content) | assay | eval-studio-testlab | mlflow | ragas.")
     ] = "auto",
-    host: Annotated[list[str] | None, typer.Option("--host", help="Host type or host JSON file; repeatable.")] = None,
+    host: Annotated[
+        list[str] | None, typer.Option("--host", help="Host type or host file (.json or .toml); repeatable.")
+    ] = None,
     evaluators: Annotated[
         str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")
     ] = "answer_semantic_similarity,text_matching",

@@ -21,7 +21,9 @@ def run(
     corpus: Annotated[
         Path | None, typer.Option(help="Folder of .md/.txt documents; default: the sample corpus.")
     ] = None,
-    host: Annotated[list[str] | None, typer.Option("--host", help="Host type or host JSON file; repeatable.")] = None,
+    host: Annotated[
+        list[str] | None, typer.Option("--host", help="Host type or host file (.json or .toml); repeatable.")
+    ] = None,
     interactive: Annotated[
         bool,
         typer.Option(
