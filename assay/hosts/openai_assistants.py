@@ -26,8 +26,8 @@ from typing import Any, ClassVar, TypeVar
 import openai
 
 from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.hosts.openai_chat import NO_KEY, OPENAI_BASE_URL
-from assay.hosts.statuses import PERMANENT_KINDS, retry_after, status_kind, token_count
+from assay.hosts.openai_chat import NO_KEY, OPENAI_BASE_URL, openai_failure
+from assay.hosts.statuses import token_count
 from assay.models import HostSetting, HostSpec, RetrievedChunk, TestCase
 
 FILE_SEARCH_CONTENT = "step_details.tool_calls[*].file_search.results[*].content"
@@ -72,17 +72,8 @@ async def _call(call: Callable[[], Awaitable[_T]], what: str) -> _T:
         with _quiet():
             awaitable = call()
         return await awaitable
-    except openai.APITimeoutError as error:
-        raise RetryableHostError(f"{what}: timeout: {error}", "timeout") from None
-    except openai.APIConnectionError as error:
-        cause = error.__cause__ or error
-        raise RetryableHostError(f"{what}: connection failed: {type(cause).__name__}: {cause}", "connection") from None
-    except openai.APIStatusError as error:
-        kind = status_kind(error.status_code)
-        message = f"{what}: HTTP {error.status_code} ({kind}): {error.message}"
-        if kind in PERMANENT_KINDS:
-            raise HostError(message, kind) from None
-        raise RetryableHostError(message, kind, retry_after(error.response)) from None
+    except (openai.APIConnectionError, openai.APIStatusError) as error:
+        raise openai_failure(error, f"{what}: ") from None
     except (openai.APIResponseValidationError, ValueError) as error:  # a body that is not the API's JSON
         raise HostError(f"{what}: the reply is not valid JSON of the API: {error}", "malformed_response") from None
     except TypeError as error:  # a setting the client does not take

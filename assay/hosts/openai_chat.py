@@ -43,6 +43,23 @@ _SETTINGS = [
 ]
 
 
+def openai_failure(
+    error: openai.APIConnectionError | openai.APIStatusError, prefix: str = ""
+) -> HostError | RetryableHostError:
+    """The Assay failure for what the ``openai`` client raised: time-outs, dropped connections, 429 and 5xx
+    are retryable, other statuses permanent; each with its kind (shared by every host using the client)."""
+    if isinstance(error, openai.APITimeoutError):
+        return RetryableHostError(f"{prefix}timeout: {error}", "timeout")
+    if isinstance(error, openai.APIConnectionError):
+        cause = error.__cause__ or error
+        return RetryableHostError(f"{prefix}connection failed: {type(cause).__name__}: {cause}", "connection")
+    kind = status_kind(error.status_code)
+    message = f"{prefix}HTTP {error.status_code} ({kind}): {error.message}"
+    if kind in PERMANENT_KINDS:
+        return HostError(message, kind)
+    return RetryableHostError(message, kind, retry_after(error.response))
+
+
 class OpenAICompatible(Host):
     type: ClassVar[str] = "openai-compatible"
     description: ClassVar[str] = (
@@ -98,17 +115,8 @@ class OpenAICompatible(Host):
                 model=self.config.llm_model_name, messages=self.messages(case), **settings
             )
             body = raw.text
-        except openai.APITimeoutError as error:
-            raise RetryableHostError(f"timeout: {error}", "timeout") from None
-        except openai.APIConnectionError as error:
-            cause = error.__cause__ or error
-            raise RetryableHostError(f"connection failed: {type(cause).__name__}: {cause}", "connection") from None
-        except openai.APIStatusError as error:
-            kind = status_kind(error.status_code)
-            message = f"HTTP {error.status_code} ({kind}): {error.message}"
-            if kind in PERMANENT_KINDS:
-                raise HostError(message, kind) from None
-            raise RetryableHostError(message, kind, retry_after(error.response)) from None
+        except (openai.APIConnectionError, openai.APIStatusError) as error:
+            raise openai_failure(error) from None
         except TypeError as error:  # a setting the client does not take
             message = f"host {self.config.key}: settings rejected by the client: {error}"
             raise HostError(message, "configuration") from None
