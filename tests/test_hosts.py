@@ -145,9 +145,7 @@ def test_keyword_system_is_the_weaker_one(sample_suite: TestSuite, engine: Embed
             / len(row.test_case.expected_retrieved_doc_uris)
             for row in rows
         ]
-        pairs = engine.embed(
-            [text for row in rows for text in (row.actual_output, row.test_case.expected_output)]
-        )
+        pairs = engine.embed([text for row in rows for text in (row.actual_output, row.test_case.expected_output)])
         similarity = [float(pairs[i] @ pairs[i + 1]) for i in range(0, len(pairs), 2)]
         return sum(recall) / len(recall), sum(similarity) / len(similarity)
 
@@ -184,7 +182,8 @@ def test_resolve_is_concurrent() -> None:
 
 
 def test_retry_delay_honours_retry_after_and_jitters_backoff() -> None:
-    from assay.hosts.base import RetryableHostError, retry_delay
+    from assay.calls.errors import RetryableHostError
+    from assay.calls.retry import retry_delay
 
     policy = CallPolicy(backoff_s=1.0, max_retry_after_s=5.0)
     limited = RetryableHostError("429", kind="rate_limited", retry_after=3.0)

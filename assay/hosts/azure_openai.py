@@ -14,7 +14,7 @@ from typing import ClassVar
 
 import openai
 
-from assay.hosts.base import HostError
+from assay.calls.errors import HostError
 from assay.hosts.openai_chat import OpenAICompatible
 from assay.models import HostSetting, HostSpec
 

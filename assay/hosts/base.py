@@ -12,23 +12,22 @@ host is created, and every row ``resolve`` returns has it redacted: an error bod
 import asyncio
 import contextlib
 import os
-import random
-import time
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import ClassVar, get_args
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 from pydantic import Field, FiniteFloat, ValidationError
 
+from assay.calls.breaker import CircuitBreaker, CircuitOpen
+from assay.calls.errors import HostError, describe_error, error_kind
+from assay.calls.limits import RateLimits
+from assay.calls.retry import RetriesExhausted, call_with_policy
 from assay.embeddings.engine import Embedder
-from assay.hosts.breaker import CircuitBreaker, CircuitOpen
-from assay.hosts.limits import RateLimits
 from assay.hosts.pricing import cost_of, price_for
 from assay.hosts.tokens import TOKENIZER, count_tokens
 from assay.models import (
     CallPolicy,
     DomainModel,
-    HostErrorKind,
     HostSpec,
     ModelHost,
     RetrievedChunk,
@@ -55,51 +54,8 @@ class HostAnswer(DomainModel):
     )
 
 
-MAX_ERROR_CHARS = 2000
-"""Error texts are evidence, not payloads: a server that answers with a megabyte of HTML keeps its first part."""
-
-
 MAX_RAW_CHARS = 20_000
 """A raw reply kept in the lab as evidence is bounded too: enough to read what the server said."""
-
-
-def describe_error(text: str, limit: int = MAX_ERROR_CHARS) -> str:
-    """A text bounded to ``limit`` characters, saying how much was cut."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}... ({len(text) - limit} more characters cut)"
-
-
-def error_kind(error: BaseException) -> HostErrorKind:
-    """The kind of a failure that retries did not cure."""
-    kind = getattr(error, "kind", None)  # HostError, RetryableHostError and a host's own retryable errors
-    if kind in get_args(HostErrorKind):
-        return kind
-    if isinstance(error, TimeoutError):
-        return "timeout"
-    if isinstance(error, ConnectionError | OSError):
-        return "connection"
-    return "other"
-
-
-class HostError(Exception):
-    """A failure the host knows is permanent (bad request, missing answer): not retried. ``kind`` says
-    which (see ``HostErrorKind``)."""
-
-    def __init__(self, message: str, kind: HostErrorKind = "other") -> None:
-        super().__init__(message)
-        self.kind: HostErrorKind = kind
-        self.attempts = 1
-
-
-class RetryableHostError(Exception):
-    """A failure worth retrying (rate limit, 5xx, timeout, dropped connection) that knows its ``kind``, so the
-    row says why when retries did not cure it. ``retry_after`` is the server's advice in seconds, if any."""
-
-    def __init__(self, message: str, kind: HostErrorKind = "other", retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.kind: HostErrorKind = kind
-        self.retry_after = retry_after
 
 
 class Host(ABC):
@@ -193,62 +149,11 @@ class Host(ABC):
         """Answer one test case; raise ``HostError`` for failures that retrying cannot fix."""
 
 
-async def _attempt(
-    call: Callable[[], Awaitable[HostAnswer]],
-    policy: CallPolicy,
-    breaker: CircuitBreaker,
-    limits: RateLimits,
-    estimated_tokens: int,
-) -> tuple[HostAnswer, float, int]:
-    last_error: BaseException | None = None
-    for attempt in range(policy.retries + 1):
-        probe = await breaker.before_call()
-        await limits.before_call(estimated_tokens)
-        started = time.perf_counter()
-        try:
-            answer = await asyncio.wait_for(call(), timeout=policy.timeout_s)
-            breaker.record(True, probe)
-            if limits.counts_tokens:
-                await limits.after_call(estimated_tokens, _tokens_used(answer, estimated_tokens))
-            return answer, time.perf_counter() - started, attempt + 1
-        except HostError as refusal:
-            breaker.record(True, probe)  # the host answered, with a permanent refusal: it is not down
-            refusal.attempts = attempt + 1
-            raise
-        except TimeoutError:
-            breaker.record(False, probe)
-            last_error = TimeoutError(f"no answer within {policy.timeout_s}s")
-        except Exception as error:
-            breaker.record(False, probe)
-            last_error = error
-        if attempt < policy.retries:
-            await asyncio.sleep(retry_delay(policy, attempt, last_error))
-    assert last_error is not None
-    raise _RetriesExhausted(last_error, policy.retries + 1)
-
-
 def _tokens_used(answer: HostAnswer, estimated_input: int) -> int:
     """The call's tokens for the rate limit: the server's figures where it gave them, else counted."""
     sent = answer.input_tokens if answer.input_tokens is not None else estimated_input
     received = answer.output_tokens if answer.output_tokens is not None else count_tokens(answer.actual_output)
     return sent + received
-
-
-def retry_delay(policy: CallPolicy, attempt: int, error: BaseException) -> float:
-    """Exponential backoff with full jitter (clients that failed together do not retry together), or the
-    server's ``Retry-After`` when it asks for longer, up to ``max_retry_after_s``."""
-    backoff = random.uniform(0.0, policy.backoff_s * 2**attempt)
-    advised = getattr(error, "retry_after", None)
-    if isinstance(advised, int | float) and advised > 0:
-        return max(backoff, min(float(advised), policy.max_retry_after_s))
-    return backoff
-
-
-class _RetriesExhausted(Exception):
-    def __init__(self, error: BaseException, attempts: int) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.attempts = attempts
 
 
 def _redacted(row: TestLabRow) -> TestLabRow:
@@ -291,8 +196,13 @@ async def resolve(
         async with semaphore:
             estimate = count_tokens(host.sent_text(case)) if limits.counts_tokens else 0
             try:
-                answer, duration, attempts = await _attempt(
-                    lambda: host.answer(case), policy, breaker, limits, estimate
+                answer, duration, attempts = await call_with_policy(
+                    lambda: host.answer(case),
+                    policy,
+                    breaker,
+                    limits,
+                    estimate,
+                    lambda answer: _tokens_used(answer, estimate),
                 )
             except HostError as error:
                 return TestLabRow(
@@ -312,7 +222,7 @@ async def resolve(
                     error_kind="circuit_open",
                     attempts=0,
                 )
-            except _RetriesExhausted as failure:
+            except RetriesExhausted as failure:
                 reason = describe_error(f"{type(failure.error).__name__}: {failure.error}")
                 reason += f" (after {failure.attempts} attempts)"
                 return TestLabRow(

@@ -33,8 +33,9 @@ import botocore.exceptions as aws_errors
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
-from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.hosts.statuses import PERMANENT_KINDS, retry_after, status_kind
+from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.statuses import PERMANENT_KINDS, retry_after, status_kind
+from assay.hosts.base import Host, HostAnswer
 from assay.models import HostErrorKind, HostSetting, HostSpec, ModelHost, RetrievedChunk, TestCase
 from assay.redaction import register_env_secret
 

@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
-from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.hosts.statuses import PERMANENT_KINDS, status_kind, token_count
+from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.statuses import PERMANENT_KINDS, status_kind, token_count
+from assay.hosts.base import Host, HostAnswer
 from assay.models import HostSetting, HostSpec, TestCase
 
 ASSAY_KEYS = (

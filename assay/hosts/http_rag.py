@@ -29,8 +29,9 @@ from jsonpath_ng.exceptions import JsonPathParserError
 from jsonpath_ng.ext import parse as parse_jsonpath
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from assay.hosts.base import Host, HostAnswer, HostError
-from assay.hosts.statuses import retry_after
+from assay.calls.errors import HostError
+from assay.calls.statuses import retry_after
+from assay.hosts.base import Host, HostAnswer
 from assay.models import HostErrorKind, ModelHost, RetrievedChunk, TestCase
 from assay.models.hosts import HostSetting, HostSpec
 from assay.redaction import redact, register_env_secret

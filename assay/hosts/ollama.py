@@ -24,9 +24,10 @@ from typing import Any, ClassVar
 import httpx
 import ollama
 
-from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
+from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.statuses import PERMANENT_KINDS, retry_after, status_kind, token_count
+from assay.hosts.base import Host, HostAnswer
 from assay.hosts.openai_chat import OpenAICompatible
-from assay.hosts.statuses import PERMANENT_KINDS, retry_after, status_kind, token_count
 from assay.models import HostSetting, HostSpec, TestCase, ToolCall
 
 OLLAMA_URL = "http://127.0.0.1:11434"

@@ -25,9 +25,11 @@ from typing import Any, ClassVar, TypeVar
 
 import openai
 
-from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.hosts.openai_chat import NO_KEY, OPENAI_BASE_URL, openai_failure
-from assay.hosts.statuses import token_count
+from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.openai_errors import openai_failure
+from assay.calls.statuses import token_count
+from assay.hosts.base import Host, HostAnswer
+from assay.hosts.openai_chat import NO_KEY, OPENAI_BASE_URL
 from assay.models import HostSetting, HostSpec, RetrievedChunk, TestCase
 
 FILE_SEARCH_CONTENT = "step_details.tool_calls[*].file_search.results[*].content"

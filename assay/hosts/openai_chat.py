@@ -18,8 +18,10 @@ from typing import ClassVar
 
 import openai
 
-from assay.hosts.base import Host, HostAnswer, HostError, RetryableHostError
-from assay.hosts.statuses import PERMANENT_KINDS, retry_after, status_kind, token_count
+from assay.calls.errors import HostError
+from assay.calls.openai_errors import openai_failure
+from assay.calls.statuses import token_count
+from assay.hosts.base import Host, HostAnswer
 from assay.models import HostSetting, HostSpec, TestCase
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
@@ -41,23 +43,6 @@ _SETTINGS = [
         description="Passed to chat.completions.create as is: temperature, max_tokens, seed, top_p, extra_body...",
     ),
 ]
-
-
-def openai_failure(
-    error: openai.APIConnectionError | openai.APIStatusError, prefix: str = ""
-) -> HostError | RetryableHostError:
-    """The Assay failure for what the ``openai`` client raised: time-outs, dropped connections, 429 and 5xx
-    are retryable, other statuses permanent; each with its kind (shared by every host using the client)."""
-    if isinstance(error, openai.APITimeoutError):
-        return RetryableHostError(f"{prefix}timeout: {error}", "timeout")
-    if isinstance(error, openai.APIConnectionError):
-        cause = error.__cause__ or error
-        return RetryableHostError(f"{prefix}connection failed: {type(cause).__name__}: {cause}", "connection")
-    kind = status_kind(error.status_code)
-    message = f"{prefix}HTTP {error.status_code} ({kind}): {error.message}"
-    if kind in PERMANENT_KINDS:
-        return HostError(message, kind)
-    return RetryableHostError(message, kind, retry_after(error.response))
 
 
 class OpenAICompatible(Host):

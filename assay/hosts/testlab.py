@@ -4,7 +4,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from assay.hosts.base import Host, HostAnswer, HostError
+from assay.calls.errors import HostError
+from assay.hosts.base import Host, HostAnswer
 from assay.models import HostSetting, HostSpec, TestCase, TestLab, TestLabRow
 
 
@@ -15,9 +16,7 @@ class TestLabHost(Host):
 
     __test__ = False
     type: ClassVar[str] = "testlab"
-    description: ClassVar[str] = (
-        "Replays precomputed answers from an imported test lab (no system is called)."
-    )
+    description: ClassVar[str] = "Replays precomputed answers from an imported test lab (no system is called)."
     spec: ClassVar[HostSpec] = HostSpec(
         id="testlab",
         display_name="Precomputed answers (test lab)",
