@@ -7,6 +7,7 @@ from typing import Any
 
 from assay.models import ModelHost, TestLab, TestLabRow
 from assay.models.evaluation import EvaluationResult
+from assay.models.judges import JudgeAccount
 
 _SECRET_NAME = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
 
@@ -135,6 +136,7 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
                     else []
                 ),
             ],
+            "judge": None if result.judge is None else result.judge.model_dump(mode="json"),
             "elapsed_s": result.elapsed_s,
             "schema_version": result.schema_version,
         },
@@ -172,6 +174,35 @@ def summary_document(lab: TestLab, results: Sequence[EvaluationResult], *, run_i
         ],
         "evaluators": [result.evaluator.id for result in results],
         "metrics": metrics,
+        "judge": judge_totals(results),
+    }
+
+
+def judge_totals(results: Sequence[EvaluationResult]) -> dict[str, Any] | None:
+    """The run's LLM-judge account: per judged evaluator and in total (calls, cache hits, tokens, cost, time)."""
+    judged = [result for result in results if result.judge is not None]
+    if not judged:
+        return None
+    total = JudgeAccount()
+    for result in judged:
+        assert result.judge is not None
+        total = total.merged(result.judge.account)
+    first = judged[0].judge
+    assert first is not None
+    return {
+        "endpoint": {"base_url": first.endpoint.base_url, "model": first.endpoint.model},
+        "options": first.options.model_dump(mode="json"),
+        "total": total.model_dump(mode="json"),
+        "evaluators": {
+            result.evaluator.id: {
+                "account": result.judge.account.model_dump(mode="json"),
+                "templates": result.judge.templates,
+                "cascade": result.judge.cascade,
+                "flaky_cases": result.judge.flaky_cases,
+            }
+            for result in judged
+            if result.judge is not None
+        },
     }
 
 

@@ -17,6 +17,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from assay.models.judges import JudgeEndpoint
+
 
 class StoreSettings(BaseModel):
     """Where objects live, and where the key that signs the artifact journal is found.
@@ -38,14 +40,6 @@ class StoreSettings(BaseModel):
     signing_key_env: str = ""
 
 
-class JudgeSettings(BaseModel):
-    """An OpenAI-compatible endpoint for LLM judges; nothing in the default path needs one."""
-
-    base_url: str = ""
-    model: str = ""
-    api_key: SecretStr | None = None
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ASSAY_", env_nested_delimiter="__", extra="forbid")
 
@@ -55,7 +49,9 @@ class Settings(BaseSettings):
     cache_dir: Path | None = None
     models_dir: Path | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
-    judge: JudgeSettings = JudgeSettings()
+    judge: JudgeEndpoint = JudgeEndpoint()
+    """The LLM judge (``ASSAY_JUDGE__BASE_URL``, ``ASSAY_JUDGE__MODEL``, ``ASSAY_JUDGE__API_KEY_ENV``...);
+    nothing in the default path needs one."""
 
     @classmethod
     def settings_customise_sources(
@@ -99,7 +95,7 @@ class Settings(BaseSettings):
     def public_dump(self) -> dict[str, Any]:
         """Settings with every secret removed: safe to write into artifacts and reports."""
         return self.model_dump(
-            mode="json", exclude={"store": {"access_key", "secret_key"}, "judge": {"api_key"}}
+            mode="json", exclude={"store": {"access_key", "secret_key"}}
         )
 
 

@@ -56,10 +56,11 @@ def register_env_secret(env_name: str | None) -> None:
 
 
 def register_settings_secrets(settings: "Settings") -> None:
-    """Register the credentials of Assay's settings: the object store's keys and the LLM judge's API key."""
+    """Register the credentials of Assay's settings: the object store's keys and the LLM judge's API key
+    (read from the variable ``judge.api_key_env`` names)."""
     register_secret(settings.store.access_key, "ASSAY_STORE__ACCESS_KEY")
     register_secret(settings.store.secret_key, "ASSAY_STORE__SECRET_KEY")
-    register_secret(settings.judge.api_key, "ASSAY_JUDGE__API_KEY")
+    register_env_secret(settings.judge.api_key_env)
 
 
 def _forms(value: str) -> set[str]:

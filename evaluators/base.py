@@ -8,9 +8,9 @@ batched by the optional ``prepare`` hook, which sees every case before any is sc
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -18,25 +18,44 @@ from assay.embeddings.engine import Embedder
 from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow, ToolCall
 from assay.models.evaluation import CaseScores, EvaluatorSpec, ParameterMeta
 
+if TYPE_CHECKING:
+    from assay.judges.client import JudgeClient
+    from assay.models.judges import JudgeRunOptions, JudgeSummary
+
 
 class Unscored(Exception):
     """Raised by ``score`` when a case cannot be scored (missing input, parse failure, unavailable model).
 
-    ``scores`` may still carry the metrics that *are* known, e.g. a parse-failure counter.
+    ``scores`` may still carry the metrics that *are* known, e.g. a parse-failure counter; ``details`` what a
+    reviewer needs to see why (a judge's raw reply).
     """
 
-    def __init__(self, reason: str, scores: dict[str, float | None] | None = None) -> None:
+    def __init__(
+        self, reason: str, scores: dict[str, float | None] | None = None, details: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.scores = scores or {}
+        self.details = details or {}
 
 
 @dataclass
 class Services:
-    """Dependencies shared by all evaluators of a run; created lazily so rule-based runs load no model."""
+    """Dependencies shared by all evaluators of a run; created lazily so rule-based runs load no model and
+    runs without a judge import no client."""
 
     embedder_factory: Any = None
+    judge_factory: "Callable[[], JudgeClient | None] | None" = None
+    judge_options: "JudgeRunOptions | None" = None
     _embedder: Embedder | None = None
+    _judge: "JudgeClient | None" = None
+
+    @property
+    def judge(self) -> "JudgeClient | None":
+        """The run's LLM judge client, or None when no judge endpoint is configured."""
+        if self._judge is None and self.judge_factory is not None:
+            self._judge = self.judge_factory()
+        return self._judge
 
     @property
     def embedder(self) -> Embedder:
@@ -211,6 +230,10 @@ class Evaluator(ABC):
         a free-text answer, an encoding check on a case that is no encoding attack); None when it applies.
         Such cases are unscored with the reason, and ``--evaluators all`` skips an evaluator that applies to
         no case."""
+        return None
+
+    def judge_summary(self) -> "JudgeSummary | None":
+        """Who judged this run's cases and at what cost, for evaluators that ask an LLM judge; else None."""
         return None
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:  # noqa: B027 - optional hook

@@ -40,6 +40,7 @@ def score_case(evaluator: Evaluator, case: CaseContext) -> CaseScores:
     except Unscored as unscored:
         outcome.unscored_reason = unscored.reason
         outcome.scores = dict(unscored.scores)
+        outcome.details = dict(unscored.details)
         return outcome
     except Exception as error:  # a plugin bug is recorded on the case, it never aborts the run
         outcome.unscored_reason = _error_reason(error)
@@ -122,5 +123,6 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
         rows=rows,
         aggregates=aggregates,
         model_details=details,
+        judge=evaluator.judge_summary(),
         elapsed_s=round(time.perf_counter() - started, 3),
     )

@@ -6,9 +6,11 @@ from typing import Any
 from prefect import flow
 from prefect.utilities.annotations import quote
 
+from assay.config import load_settings
 from assay.formats import import_file
 from assay.hosts import default_host_config
 from assay.models import ModelHost, TestLab, TestSuite
+from assay.models.judges import JudgeEndpoint, JudgeRunOptions
 from assay.runs import fingerprint, finish_run, start_run
 from evaluators import Services, build_evaluator
 from evaluators.selection import run_parameters
@@ -34,12 +36,20 @@ def evaluate_flow(
     evaluator_parameters: dict[str, dict[str, Any]] | None = None,
     name: str | None = None,
     run_id: str | None = None,
+    judge: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Evaluate a suite against hosts (``suite`` + ``hosts``) or a test lab's precomputed answers (``lab``)."""
+    """Evaluate a suite against hosts (``suite`` + ``hosts``) or a test lab's precomputed answers (``lab``).
+
+    ``judge`` is the LLM judge endpoint (``JudgeEndpoint``: no secret, only the key's variable name), else the
+    one in Assay's settings; ``judge_options`` sets repeats, the cascade and a budget (``JudgeRunOptions``)."""
     if (suite is None) == (lab is None):
         raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
     evaluator_ids = evaluators or DEFAULT_EVALUATORS
     parameters = evaluator_parameters or {}
+    judge_endpoint = JudgeEndpoint.model_validate(judge) if judge is not None else load_settings().judge
+    judge = judge_endpoint.model_dump(mode="json") if judge_endpoint.configured else None
+    judge_options = JudgeRunOptions.model_validate(judge_options or {}).model_dump(mode="json")
     for evaluator_id, values in parameters.items():  # a typo fails here, before any host is asked
         build_evaluator(evaluator_id, Services(), **values)
     if suite is not None:
@@ -56,7 +66,7 @@ def evaluate_flow(
         inputs = fingerprint(test_lab.model_dump(mode="json"))
         evaluation_name = name or _slug(test_lab.name)
     out_dir = Path(out)
-    record = start_run(out_dir, fingerprint(inputs, evaluator_ids, parameters), run_id)
+    record = start_run(out_dir, fingerprint(inputs, evaluator_ids, parameters, judge, judge_options), run_id)
     superseded = claim_run(record.run_id)
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
     if superseded:
@@ -64,7 +74,7 @@ def evaluate_flow(
     if suite is not None:
         test_lab = build_lab(quote(test_suite), host_configs, record.run_id)
     # quote(): Prefect would otherwise walk every row of a large lab looking for futures (~0.5 s a task).
-    selected, skipped = select(quote(test_lab), evaluator_ids)
+    selected, skipped = select(quote(test_lab), evaluator_ids, judge)
     for evaluator_id, reason in skipped.items():
         print(f"skipped {evaluator_id}: {reason}")
     results = [
@@ -73,6 +83,8 @@ def evaluate_flow(
             evaluator_id,
             run_parameters(evaluator_ids, evaluator_id, parameters.get(evaluator_id)),
             record.run_id,
+            judge,
+            judge_options,
         )
         for evaluator_id in selected
     ]

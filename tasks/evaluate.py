@@ -13,6 +13,7 @@ from assay.embeddings import shared_engine
 from assay.labs import build_test_lab
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
+from assay.models.judges import JudgeEndpoint, JudgeRunOptions
 from assay.storage.factory import open_artifact_store, open_object_store, open_signer
 from evaluators import Services, run_evaluator
 from evaluators.registry import build_evaluator
@@ -26,6 +27,22 @@ def _embedder():  # type: ignore[no-untyped-def]
     return shared_engine(settings.embedding_model, settings.cache_path.resolve())
 
 
+def _services(judge: dict[str, Any] | None, judge_options: dict[str, Any] | None) -> Services:
+    """The run's shared services: the embedding engine and, when ``judge`` configures one, the LLM judge
+    (its cache under the Assay cache folder)."""
+
+    def judge_client():  # type: ignore[no-untyped-def]
+        from assay.judges.client import open_judge
+
+        return open_judge(JudgeEndpoint.model_validate(judge or {}), load_settings().cache_path.resolve() / "judge")
+
+    return Services(
+        embedder_factory=_embedder,
+        judge_factory=judge_client,
+        judge_options=JudgeRunOptions.model_validate(judge_options or {}),
+    )
+
+
 @resumable("build-test-lab")
 def build_lab(suite: TestSuite, hosts: list[ModelHost], run_id: str) -> TestLab:
     settings = load_settings()
@@ -35,16 +52,25 @@ def build_lab(suite: TestSuite, hosts: list[ModelHost], run_id: str) -> TestLab:
 
 
 @resumable("run-evaluator")
-def evaluate(lab: TestLab, evaluator_id: str, parameters: dict[str, Any], run_id: str) -> EvaluationResult:
-    evaluator = build_evaluator(evaluator_id, Services(embedder_factory=_embedder), **parameters)
+def evaluate(
+    lab: TestLab,
+    evaluator_id: str,
+    parameters: dict[str, Any],
+    run_id: str,
+    judge: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | None = None,
+) -> EvaluationResult:
+    evaluator = build_evaluator(evaluator_id, _services(judge, judge_options), **parameters)
     with library_time():
         return run_evaluator(evaluator, lab)
 
 
 @task(name="select-evaluators", persist_result=False)
-def select(lab: TestLab, requested: list[str]) -> tuple[list[str], dict[str, str]]:
+def select(
+    lab: TestLab, requested: list[str], judge: dict[str, Any] | None = None
+) -> tuple[list[str], dict[str, str]]:
     with library_time():
-        return select_evaluators(lab, requested, Services(embedder_factory=_embedder))
+        return select_evaluators(lab, requested, _services(judge, None))
 
 
 @task(name="publish-results", persist_result=False)

@@ -26,11 +26,20 @@ def test_environment_beats_toml(monkeypatch: pytest.MonkeyPatch, tmp_path: Path)
 
 def test_secrets_never_show(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ASSAY_STORE__SECRET_KEY", "s3cr3t-value")
-    monkeypatch.setenv("ASSAY_JUDGE__API_KEY", "sk-judge-value")
+    monkeypatch.setenv("ASSAY_JUDGE__API_KEY_ENV", "MY_JUDGE_KEY")
+    monkeypatch.setenv("MY_JUDGE_KEY", "sk-judge-value")
     settings = load_settings()
     assert settings.store.secret_key.get_secret_value() == "s3cr3t-value"
+    assert settings.judge.api_key_env == "MY_JUDGE_KEY"
     for text in (repr(settings), str(settings.public_dump()), settings.model_dump_json()):
         assert "s3cr3t-value" not in text and "sk-judge-value" not in text
+
+
+def test_a_judge_key_in_the_settings_is_refused_it_is_referenced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSAY_JUDGE__API_KEY", "sk-judge-value")
+    with pytest.raises(ValueError, match=r"judge\.api_key") as raised:
+        load_settings()
+    assert "sk-judge-value" not in str(raised.value)
 
 
 def test_bad_settings_name_the_source(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_short_values_are_not_registered() -> None:
 def test_documents_and_settings_secrets() -> None:
     settings = SimpleNamespace(
         store=SimpleNamespace(access_key=SecretStr("AKIAEXAMPLE123"), secret_key=SecretStr("wJalrXUtnFEMI/K7MDENG")),
-        judge=SimpleNamespace(api_key=None),
+        judge=SimpleNamespace(api_key_env=None),
     )
     register_settings_secrets(settings)  # type: ignore[arg-type]
     document = {"rows": [{"error": "S3 denied AKIAEXAMPLE123", "n": 3}], "wJalrXUtnFEMI/K7MDENG": ("x",)}

@@ -92,6 +92,23 @@ def evaluate(
     ] = "answer_semantic_similarity,text_matching",
     name: Annotated[str | None, typer.Option(help="Evaluation name in the artifact store.")] = None,
     run_id: Annotated[str | None, typer.Option(help="Continue this run id instead of deciding from --out.")] = None,
+    judge: Annotated[
+        Path | None,
+        typer.Option(help="LLM judge endpoint file (.json or .toml); default: ASSAY_JUDGE__* settings, if any."),
+    ] = None,
+    judge_repeats: Annotated[
+        int, typer.Option(min=1, max=10, help="Ask the judge N times per case; verdicts that flip are flagged flaky.")
+    ] = 1,
+    judge_cascade: Annotated[
+        bool, typer.Option(help="Judge only the cases an offline evaluator finds uncertain (near its threshold).")
+    ] = False,
+    judge_band: Annotated[
+        float, typer.Option(min=0.0, max=1.0, help="Half-width of the cascade's uncertain band around the threshold.")
+    ] = 0.15,
+    judge_budget: Annotated[
+        int | None,
+        typer.Option(min=0, help="At most N cases per judged evaluator go to the judge (most uncertain first)."),
+    ] = None,
 ) -> None:
     """Evaluate a suite against hosts, or a test lab's precomputed answers, and print a per-model table."""
     with user_errors():
@@ -108,6 +125,8 @@ def evaluate(
         if lab is not None:
             inputs.lab_file(lab, lab_format)
         inputs.output_folder(out)
+        judge_endpoint = inputs.judge_file(judge) if judge is not None else None
+        judge_options = {"repeats": judge_repeats, "cascade": judge_cascade, "band": judge_band, "budget": judge_budget}
         summary = _run_flow(
             out=str(out),
             suite=str(suite) if suite else None,
@@ -118,10 +137,13 @@ def evaluate(
             evaluators=evaluator_ids,
             name=name,
             run_id=run_id,
+            judge=judge_endpoint,
+            judge_options=judge_options,
         )
     print_summary(summary)
     for evaluator_id, reason in summary.get("skipped_evaluators", {}).items():
         console.print(f"[yellow]skipped[/] {for_terminal(evaluator_id)}: {for_terminal(reason)}", highlight=False)
+    print_judge_account(summary.get("judge"), out)
     problems = summary.get("problems", {})
     folder = for_terminal(out)
     console.print(
@@ -193,6 +215,22 @@ def print_summary(summary: dict[str, Any]) -> None:
             *[_cell(model_metrics[primary]) for model_metrics in per_model],
         )
     console.print(table)
+
+
+def print_judge_account(judge: dict[str, Any] | None, out: Path) -> None:
+    """One line on what the LLM judge cost: calls made, cache hits, tokens, money, time, and where the evidence is."""
+    if not judge:
+        return
+    total = judge["total"]
+    cost = "cost unknown (no price for the judge model)" if total["cost"] is None else f"cost {total['cost']:.4f}"
+    saved = f", {total['saved_by_cascade']} decided offline by the cascade" if total["saved_by_cascade"] else ""
+    console.print(
+        f"judge {for_terminal(judge['endpoint']['model'])}: {total['calls']} calls, {total['cache_hits']} from cache, "
+        f"{total['failures']} failed, {total['input_tokens'] + total['output_tokens']} tokens "
+        f"({total['input_tokens']} in, {total['output_tokens']} out), {cost}, {total['wall_s']:.1f} s{saved}; "
+        f"evidence per case in {for_terminal(out)}/<evaluator>/results.json (details.judge)",
+        highlight=False,
+    )
 
 
 def _cell(aggregate: dict[str, Any]) -> str:

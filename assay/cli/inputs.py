@@ -64,29 +64,46 @@ def _host(value: str) -> str | dict[str, Any]:
     return host_file(Path(value), "--host").model_dump(mode="json")
 
 
+def _json_or_toml(path: Path) -> Any:
+    import tomllib
+
+    from assay.formats.errors import load_json, read_text
+
+    if path.suffix.lower() == ".toml":
+        try:
+            return tomllib.loads(read_text(path))
+        except tomllib.TOMLDecodeError as error:
+            raise ValueError(f"{path}: not valid TOML: {error}") from None
+    return load_json(path)
+
+
 def host_file(path: Path, option: str) -> ModelHost:
     """The ``ModelHost`` in a ``.json`` or ``.toml`` file, its settings checked by building the host once;
     errors name the file and the field."""
-    import tomllib
-
-    from assay.formats.errors import load_json, read_text, validate
+    from assay.formats.errors import validate
     from assay.hosts import create_host, host_class
 
     path = input_file(path, option)
-    if path.suffix.lower() == ".toml":
-        try:
-            data = tomllib.loads(read_text(path))
-        except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"{path}: not valid TOML: {error}") from None
-    else:
-        data = load_json(path)
-    config = validate(ModelHost, data, path)
+    config = validate(ModelHost, _json_or_toml(path), path)
     try:
         host_class(config.type)
         create_host(config)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
     return config
+
+
+def judge_file(path: Path) -> dict[str, Any]:
+    """The LLM judge endpoint (``JudgeEndpoint``) in a ``.json`` or ``.toml`` file, as the flow's parameter;
+    errors name the file and the field. A file may hold the key's variable name, never the key."""
+    from assay.formats.errors import validate
+    from assay.models.judges import JudgeEndpoint
+
+    path = input_file(path, "--judge")
+    endpoint = validate(JudgeEndpoint, _json_or_toml(path), path)
+    if not endpoint.configured:
+        raise ValueError(f"{path}: fields 'base_url' and 'model' are required for a judge")
+    return endpoint.model_dump(mode="json")
 
 
 def evaluator_ids(text: str) -> list[str]:

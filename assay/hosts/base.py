@@ -21,10 +21,10 @@ from pydantic import Field, FiniteFloat, ValidationError
 from assay.calls.breaker import CircuitBreaker, CircuitOpen
 from assay.calls.errors import HostError, describe_error, error_kind
 from assay.calls.limits import RateLimits
+from assay.calls.pricing import cost_of, price_for
 from assay.calls.retry import RetriesExhausted, call_with_policy
+from assay.calls.tokens import TOKENIZER, count_tokens
 from assay.embeddings.engine import Embedder
-from assay.hosts.pricing import cost_of, price_for
-from assay.hosts.tokens import TOKENIZER, count_tokens
 from assay.models import (
     CallPolicy,
     DomainModel,

@@ -6,6 +6,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from assay.models.base import DomainModel, PersistedModel
+from assay.models.judges import JudgeSummary
 
 Domain = Literal["generation", "retrieval", "privacy", "fairness", "summarization", "classification"]
 Need = Literal["embeddings", "llm", "model_weights"]
@@ -108,6 +109,9 @@ class EvaluationResult(PersistedModel):
     )
     model_details: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="model_key -> run-level details, e.g. a confusion matrix"
+    )
+    judge: JudgeSummary | None = Field(
+        default=None, description="The LLM judge, prompt templates and cost account, for judged evaluators."
     )
     elapsed_s: float = 0.0
 

@@ -8,8 +8,8 @@ from typing import ClassVar
 
 import pytest
 
+from assay.calls.tokens import TOKENIZER, count_tokens
 from assay.hosts import Host, HostAnswer, resolve
-from assay.hosts.tokens import TOKENIZER, count_tokens
 from assay.models import CallPolicy, ModelHost, TestCase
 
 

@@ -14,9 +14,10 @@ name the reply reports). Azure requests record their path and query too.
 """
 
 import asyncio
+import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -67,6 +68,9 @@ class OpenAIServer:
     url: str = ""
     azure_deployments: dict[str, str] = field(default_factory=lambda: {"gpt-4o-prod": "gpt-4o-2024-08-06"})
     azure_api_key: str | None = None
+    responder: Callable[[dict[str, Any]], dict[str, Any] | Response] | None = None
+    """Builds the reply message from the request body (a rule-based judge); None: the answer echoes the prompt.
+    It returns the message's fields (``content``, ``refusal``, ``tool_calls``) or a whole error response."""
     azure_url: str = ""
     """The Azure endpoint (``http://127.0.0.1:PORT``), what ``AzureOpenAI(azure_endpoint=...)`` takes."""
 
@@ -149,9 +153,16 @@ class OpenAIServer:
     def _reply(self, chat: ChatRequest, fault: str | None, model_name: str) -> Response:
         prompt = chat.messages[-1].content if isinstance(chat.messages[-1].content, str) else ""
         answer = f"echo: {prompt}" if fault != "empty_content" else ""
+        message: dict[str, Any] = {"role": "assistant", "content": answer}
+        if self.responder is not None and fault not in ("empty_content", "empty", "empty_choices"):
+            built = self.responder(chat.model_dump())
+            if isinstance(built, Response):
+                return built
+            message = {"role": "assistant", "content": None} | built
+            answer = message.get("content") or json.dumps(message.get("tool_calls") or message.get("refusal") or "")
         prompt_tokens = sum(len(str(message.content or "").split()) for message in chat.messages)
         choices = [] if fault in ("empty", "empty_choices") else [
-            {"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop",
+            {"index": 0, "message": message, "finish_reason": "stop",
              "logprobs": None}
         ]  # fmt: skip
         return JSONResponse(
