@@ -1,20 +1,35 @@
 """One conformance suite over every registered evaluator (after scikit-learn's estimator checks)."""
 
 import math
+from collections.abc import Iterator
 
 import pytest
 
 from assay.embeddings import EmbeddingEngine
+from assay.judges.client import open_judge
 from assay.models.evaluation import EvaluatorSpec
 from evaluators import CaseContext, Services, build_evaluator, evaluator_class, evaluator_ids
 from evaluators.runner import score_case
+from tests.judges.conftest import endpoint_for
+from tests.support.judge_server import JudgeServer, serve_judge
 
 IDS = evaluator_ids()
 
 
+JUDGED = [evaluator_id for evaluator_id in IDS if "llm" in evaluator_class(evaluator_id).spec.needs]
+
+
 @pytest.fixture(scope="module")
-def services(engine: EmbeddingEngine) -> Services:
-    return Services(embedder_factory=lambda: engine)
+def judge_server() -> Iterator[JudgeServer]:
+    with serve_judge(JudgeServer()) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def services(engine: EmbeddingEngine, judge_server: JudgeServer, tmp_path_factory: pytest.TempPathFactory) -> Services:
+    """Embeddings, and the local rule-based judge for the judged evaluators (no cache: each call is real)."""
+    endpoint = endpoint_for(judge_server)
+    return Services(embedder_factory=lambda: engine, judge_factory=lambda: open_judge(endpoint, None))
 
 
 @pytest.mark.parametrize("evaluator_id", IDS)

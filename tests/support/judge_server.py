@@ -41,6 +41,8 @@ class JudgeServer:
     style: Literal["json", "fenced"] = "json"
     logprobs: bool = True
     server: OpenAIServer = field(default_factory=lambda: OpenAIServer(models=(JUDGE_MODEL,)))
+    force: str | None = None
+    """A judge fault for every request (``malformed``, ``refusal``...), as if each prompt carried its marker."""
     verdicts: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     """(template id, verdict) of every rule-based reply, in order."""
 
@@ -68,13 +70,14 @@ class JudgeServer:
         messages = body.get("messages") or []
         text = "\n".join(str(message.get("content") or "") for message in messages)
         template_id = _template_id(body, text)
-        marker = _MARKER.search(text)
+        found = _MARKER.search(text)
+        fault = self.force or (found.group(1) if found else None)
         repairing = any(message.get("role") == "assistant" for message in messages)
-        if marker and marker.group(1) == "refusal":
+        if fault == "refusal":
             return {"content": None, "refusal": "I can't help with evaluating this content."}
-        if marker and (marker.group(1) == "malformed" or (marker.group(1) == "malformed_once" and not repairing)):
+        if fault == "malformed" or (fault == "malformed_once" and not repairing):
             return {"content": "I think the answer is mostly fine, but I'd rather not say more."}
-        if marker and marker.group(1) == "wrong_schema":
+        if fault == "wrong_schema":
             return {"content": json.dumps({"opinion": "fine"})}
         rule = RULES.get(template_id or "")
         if rule is None:
