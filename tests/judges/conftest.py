@@ -21,7 +21,7 @@ def judge_server() -> Iterator[JudgeServer]:
 
 
 def endpoint_for(server: JudgeServer, **fields: object) -> JudgeEndpoint:
-    return JudgeEndpoint(base_url=server.url, model=JUDGE_MODEL, calls=FAST, **fields)  # type: ignore[arg-type]
+    return JudgeEndpoint.model_validate({"base_url": server.url, "model": JUDGE_MODEL, "calls": FAST} | fields)
 
 
 def judge_services(

@@ -82,7 +82,9 @@ class JudgeServer:
         rule = RULES.get(template_id or "")
         if rule is None:
             return {"content": f"no rule for judge template {template_id!r}"}
-        verdict = rule(sections(messages[0 if len(messages) == 1 else _first_user(messages)].get("content") or ""))
+        inputs = sections(messages[_first_user(messages)].get("content") or "")
+        inputs["__seed__"] = str(body.get("seed"))  # lets a rule vary between repeats, as a sampled judge does
+        verdict = rule(inputs)
         self.verdicts.append((template_id or "", verdict))
         payload = json.dumps(verdict)
         if body.get("tool_choice"):
