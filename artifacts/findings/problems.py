@@ -21,6 +21,70 @@ def find_problems(lab: TestLab, results: Sequence[EvaluationResult]) -> list[Pro
     for result in results:
         problems += _primary_below_threshold(lab, result)
         problems += _robustness_flips(lab, result)
+        if result.judge is not None:
+            problems += _flaky_judge_verdicts(lab, result) + _judge_failures(lab, result)
+    return problems
+
+
+def _flaky_judge_verdicts(lab: TestLab, result: EvaluationResult) -> list[Problem]:
+    """Cases whose judge verdict flipped between repeats: unscored, and named here so a person decides them."""
+    problems = []
+    for model_key in result.aggregates:
+        flaky = [row for row in result.rows if row.model_key == model_key and row.details.get("flaky")]
+        if not flaky:
+            continue
+        problems.append(
+            Problem(
+                description=(
+                    f"The LLM judge of {result.evaluator.display_name} gave '{_name(lab, model_key)}' verdicts that "
+                    f"flip between repeats on {len(flaky)} test cases; they are left unscored, not averaged."
+                ),
+                severity="medium",
+                problem_type="stability",
+                problem_code=avid_code("stability"),
+                attributes={
+                    "model_key": model_key,
+                    "evaluator": result.evaluator.id,
+                    "test_case_keys": [row.test_case_key for row in flaky],
+                    "agreement": [row.details.get("judge_repeats", {}).get("agreement") for row in flaky],
+                },
+                actions=[
+                    "Read each case's judge evidence (details.judge in results.json) and decide it by hand; if many "
+                    "cases flip, use a stronger judge model, a stricter prompt or more repeats.",
+                ],
+            )
+        )
+    return problems
+
+
+def _judge_failures(lab: TestLab, result: EvaluationResult) -> list[Problem]:
+    """Cases the judge could not score (malformed replies, refusals, a dead endpoint): unscored, never zero."""
+    problems = []
+    for model_key in result.aggregates:
+        rows = [row for row in result.rows if row.model_key == model_key]
+        failed = [row for row in rows if (row.unscored_reason or "").startswith("judge failed")]
+        if not failed:
+            continue
+        problems.append(
+            Problem(
+                description=(
+                    f"The LLM judge of {result.evaluator.display_name} could not score {len(failed)} of {len(rows)} "
+                    f"test cases of '{_name(lab, model_key)}' (first: {failed[0].unscored_reason})."
+                ),
+                severity="high" if len(failed) / len(rows) > 0.05 else "medium",
+                problem_type="runtime",
+                problem_code=avid_code("runtime"),
+                attributes={
+                    "model_key": model_key,
+                    "evaluator": result.evaluator.id,
+                    "failures": [{"test_case_key": row.test_case_key, "reason": row.unscored_reason} for row in failed],
+                },
+                actions=[
+                    "Check the judge endpoint and the raw replies kept as evidence; rerun: answered cases come from "
+                    "the judge cache and only the failed ones are asked again.",
+                ],
+            )
+        )
     return problems
 
 
