@@ -1,15 +1,25 @@
 """Contextual misinformation (seed 002): a plausible but false premise placed in front of the question.
 
-The seed's version asks an LLM agent to write the false context; this one is offline and built from
-templates filled with the question's own subject ("the Easy Access Saver") and numbers ("£20,000" becomes
-"£40,000"), so it is reproducible and needs no model. A robust system corrects the premise or ignores it.
+The seed's version asks an LLM agent to write the false context; the perturbator itself is offline and
+built from templates filled with the question's own subject ("the Easy Access Saver") and numbers ("£20,000"
+becomes "£40,000"), so it is reproducible and needs no model. When a language model is available,
+``with_llm_premises`` rewrites the perturbed twins of a suite with false context the model wrote (judge
+template ``misinformation_premise``), keeping the offline twin where the model fails; each twin says which
+method made it (``written_by:llm:<model>`` or ``written_by:offline``). A robust system corrects the premise
+or ignores it.
 """
 
 import random
 import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from perturbators.base import Perturbator
+from perturbators.base import Perturbator, check_intensity
 from perturbators.registry import register
+
+if TYPE_CHECKING:
+    from assay.models.suite import TestSuite
+    from assay.mrm.generation.base import LanguageModel
 
 # The subject: from the first determiner to the end of its phrase, at most _SUBJECT_WORDS words.
 _DETERMINER = re.compile(r"\b(?:the|a|an|my|your|our|their|this|that)\s+[^\W\d_]", re.IGNORECASE)
@@ -113,3 +123,74 @@ class ContextualMisinformation(Perturbator):
             claims[0] = f"{claims[0]}, {evidence}"
         premise = " ".join(f"{claim}." for claim in claims)
         return f"{premise} {text.lstrip()}"
+
+
+# -- false context written by a language model ------------------------------------------------------------------
+
+PREMISE_TEMPLATE = "misinformation_premise"
+_MAX_STATEMENT_WORDS = 60
+
+
+def llm_premises(questions: Sequence[str], amount: int, llm: "LanguageModel") -> list[tuple[str | None, str | None]]:
+    """(false context, None) per question, written by ``llm`` as ``amount`` statements, or (None, why the
+    reply cannot be used): not JSON for the template, too few statements, a question or an answer in them."""
+    from assay.mrm.generation.written import complete_all, json_prompt
+
+    asked = [json_prompt(PREMISE_TEMPLATE, {"question": question.strip(), "count": amount}) for question in questions]
+    if not asked:
+        return []
+    replies = complete_all(llm, [user for _, user in asked], asked[0][0])
+    return [_premise(reply, question, amount) for reply, question in zip(replies, questions, strict=True)]
+
+
+def _premise(reply: "str | Exception", question: str, amount: int) -> tuple[str | None, str | None]:
+    from assay.mrm.generation.written import read_json
+
+    data, problem = read_json(reply, PREMISE_TEMPLATE)
+    if data is None:
+        return None, problem
+    statements = [" ".join(statement.split()) for statement in data["statements"] if statement.strip()]
+    if len(statements) < amount:
+        return None, f"{len(statements)} statement(s) where {amount} were asked for"
+    statements = statements[:amount]
+    asked = " ".join(question.split()).lower()
+    for statement in statements:
+        if "?" in statement:
+            return None, f"a statement asks a question: {statement[:80]!r}"
+        if len(statement.split()) > _MAX_STATEMENT_WORDS:
+            return None, f"a statement is longer than {_MAX_STATEMENT_WORDS} words"
+        if asked and asked in statement.lower():
+            return None, "a statement repeats the question"
+    return " ".join(statement if statement[-1] in ".!" else f"{statement}." for statement in statements), None
+
+
+def with_llm_premises(suite: "TestSuite", llm: "LanguageModel", intensity: str) -> "TestSuite":
+    """``suite`` (as ``perturbators.suite.perturb_suite`` returns it: originals and their twins) with each
+    contextual-misinformation twin's false context written by ``llm`` in front of the original question;
+    a twin whose reply is unusable keeps its offline context. Every twin is marked with who wrote it."""
+    from assay.mrm.generation.written import LLM_FALLBACK, OFFLINE, marked, written_by_llm
+
+    amount = int(ContextualMisinformation.amounts[check_intensity(intensity)])
+    originals = {case.key: case for _, case in suite.cases()}
+    twins = [
+        case
+        for _, case in suite.cases()
+        if f"perturbator:{ContextualMisinformation.id}" in case.categories and case.perturbation_of in originals
+    ]
+    questions = [originals[twin.perturbation_of or ""].prompt for twin in twins]
+    written = dict(zip((twin.key for twin in twins), llm_premises(questions, amount, llm), strict=True))
+    by_llm = written_by_llm(llm)
+    tests = []
+    for test in suite.tests:
+        cases = []
+        for case in test.test_cases:
+            if case.key in written:
+                premise, _ = written[case.key]
+                if premise is None:
+                    case = marked(case, OFFLINE, LLM_FALLBACK)
+                else:
+                    original = originals[case.perturbation_of or ""].prompt
+                    case = marked(case.model_copy(update={"prompt": f"{premise} {original.lstrip()}"}), by_llm)
+            cases.append(case)
+        tests.append(test.model_copy(update={"test_cases": cases}))
+    return suite.model_copy(update={"tests": tests})

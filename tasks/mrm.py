@@ -29,6 +29,17 @@ from tasks.result_safety import resumable
 from tasks.timing import library_time
 
 
+def _language_model():  # type: ignore[no-untyped-def]
+    """The configured judge endpoint as the language model that writes test cases and false context (its
+    replies cached with the judge's), or None when no judge is configured: the offline methods then."""
+    from assay.judges.client import open_judge
+    from assay.judges.language_model import JudgeLanguageModel
+
+    settings = load_settings()
+    client = open_judge(settings.judge, settings.cache_path.resolve() / "judge")
+    return JudgeLanguageModel(client) if client is not None and client.unavailable_reason() is None else None
+
+
 @resumable("load-corpus")
 def load_chunks(corpus: str | None, chunk_words: int, run_id: str) -> list[Chunk]:
     with library_time():
@@ -53,7 +64,13 @@ def generate(
     keep = {topic.id for topic in topic_model.topics} - set(excluded)
     with library_time():
         return generate_suite(
-            topic_model, chunks, per_topic=per_topic, topic_ids=keep, seed=seed, name="MRM generated suite"
+            topic_model,
+            chunks,
+            per_topic=per_topic,
+            topic_ids=keep,
+            seed=seed,
+            name="MRM generated suite",
+            llm=_language_model(),
         )
 
 
@@ -125,7 +142,7 @@ def perturb(suite: TestSuite, perturbators: list[str], intensities: list[str], s
     from assay.mrm.robustness import perturbed_only
 
     with library_time():
-        return perturbed_only(suite, perturbators, intensities, seed)
+        return perturbed_only(suite, perturbators, intensities, seed, llm=_language_model())
 
 
 @resumable("count-flips")

@@ -3,6 +3,7 @@ evaluate only the perturbed ones, and count threshold crossings against the step
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from assay.models import TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
@@ -10,12 +11,23 @@ from assay.models.mrm import FlipCount, RobustnessReport
 from assay.models.suite import Test
 from assay.mrm.operational import quality_results
 
+if TYPE_CHECKING:
+    from assay.mrm.generation.base import LanguageModel
+
 Thresholds = Mapping[tuple[str, str], float]
 
 
-def perturbed_only(suite: TestSuite, perturbators: Sequence[str], intensities: Sequence[str], seed: int) -> TestSuite:
+def perturbed_only(
+    suite: TestSuite,
+    perturbators: Sequence[str],
+    intensities: Sequence[str],
+    seed: int,
+    llm: "LanguageModel | None" = None,
+) -> TestSuite:
     """Every case perturbed by every (perturbator, intensity); the originals are left out because their
-    answers and scores already exist in the baseline."""
+    answers and scores already exist in the baseline. With ``llm``, contextual misinformation's false
+    context is written by the model (offline where it fails)."""
+    from perturbators.contextual_misinformation import ContextualMisinformation, with_llm_premises
     from perturbators.suite import perturb_suite
 
     original_keys = {case.key for _, case in suite.cases()}
@@ -23,6 +35,8 @@ def perturbed_only(suite: TestSuite, perturbators: Sequence[str], intensities: S
     for perturbator_id in perturbators:
         for intensity in intensities:
             perturbed = perturb_suite(suite, perturbator_id, intensity, seed=seed)
+            if llm is not None and perturbator_id.lower() == ContextualMisinformation.id:
+                perturbed = with_llm_premises(perturbed, llm, intensity)
             for test in perturbed.tests:
                 cases = [case for case in test.test_cases if case.key not in original_keys]
                 if cases:

@@ -48,6 +48,19 @@ class QuestionGenerator(ABC):
     def generate(self, chunks: Sequence[Chunk], *, topic: str, rng: random.Random, count: int) -> list[TestCase]:
         """Up to ``count`` cases from ``chunks`` (one topic); fewer when the text offers fewer."""
 
+    def write(self, chunks: Sequence[Chunk], *, topic: str, rng: random.Random, count: int) -> list[TestCase]:
+        """The cases of ``generate``, rewritten by ``llm`` from their source chunks when the generator has one
+        (offline where the model fails), each marked with who wrote it (``generation.written``). A generator
+        that needs the LLM wrote its cases with it already."""
+        from assay.mrm.generation.written import OFFLINE, marked, write_cases, written_by_llm
+
+        cases = self.generate(chunks, topic=topic, rng=rng, count=count)
+        if self.llm is None:
+            return [marked(case, OFFLINE) for case in cases]
+        if self.spec.needs_llm:
+            return [marked(case, written_by_llm(self.llm)) for case in cases]
+        return write_cases(cases, chunks, self.llm, self.spec.question_type, self.speaker(chunks))
+
     def speaker(self, chunks: Sequence[Chunk]) -> str:
         return self.organisation or organisation(chunks)
 

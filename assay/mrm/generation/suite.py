@@ -23,7 +23,8 @@ def generate_suite(
     llm: LanguageModel | None = None,
 ) -> TestSuite:
     """Keys are ``gen-<topic id>-<generator>-<n>``; each (topic, generator) draws from its own seeded
-    random stream, so adding a generator or a topic leaves the other cases unchanged."""
+    random stream, so adding a generator or a topic leaves the other cases unchanged. With ``llm``, the
+    model rewrites each case from its source chunks (``QuestionGenerator.write``)."""
     if per_topic < 1:
         raise ValueError(f"per_topic must be at least 1, got {per_topic}")
     chosen = list(generators) if generators is not None else _offline_generators()
@@ -39,7 +40,7 @@ def generate_suite(
         prompts: set[str] = set()
         for generator_id, generator in built.items():
             rng = random.Random(f"{seed}:{topic.id}:{generator_id}")
-            generated = generator.generate(topic_chunks, topic=topic.label, rng=rng, count=per_topic)
+            generated = generator.write(topic_chunks, topic=topic.label, rng=rng, count=per_topic)
             fresh = []
             for case in generated:
                 if case.prompt not in prompts:
