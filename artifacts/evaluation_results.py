@@ -6,17 +6,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.models import ModelHost, TestLab, TestLabRow
-from assay.models.evaluation import EvaluationResult
+from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec, MetricMeta
 from assay.models.judges import JudgeAccount
+from assay.redaction import SECRET_NAME
 
-_SECRET_NAME = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
+_PLACEHOLDER = re.compile(r"\{([a-z_][a-z0-9_]*)\}")
 
 
 def redact(settings: dict[str, Any]) -> dict[str, Any]:
     """Advanced settings are passed through as given; anything named like a secret is masked on output."""
     return {
         name: "***"
-        if _SECRET_NAME.search(name) and isinstance(value, str)
+        if SECRET_NAME.search(name) and isinstance(value, str)
         else redact(value)
         if isinstance(value, dict)
         else value
@@ -72,6 +73,44 @@ def _row_entry(row: TestLabRow) -> dict[str, Any]:
     }
 
 
+def aggregate_name(metric: MetricMeta, parameters: dict[str, Any]) -> str | None:
+    """The metric's run-level name with ``{parameter}`` placeholders filled in: a custom judge's aggregate is
+    named after its ``assessment_name`` (seed 001: ``response/llm_judged/{assessment_name}/rating/percentage``)."""
+    if metric.aggregate_name is None:
+        return None
+    return _PLACEHOLDER.sub(lambda found: str(parameters.get(found[1], found[0])), metric.aggregate_name)
+
+
+def judged_columns(
+    spec: EvaluatorSpec, scores: CaseScores, parameters: dict[str, Any], *, chunks: int
+) -> dict[str, Any]:
+    """The per-case columns of seeds 001/003 (``response/llm_judged/correctness/rating``...) for this row.
+
+    A judge that rated the case, or failed to, puts them in ``details["columns"]``. A case unscored before any
+    judge call (missing input, no judge configured, decided by the cascade, flaky repeats) has none, so they
+    are derived here from each LLM-judged metric's aggregate name: the rating (or per-chunk ratings) null and
+    the error message the unscored reason, as the seeds report a rating that could not be computed."""
+    columns = scores.details.get("columns")
+    if isinstance(columns, dict):
+        return columns
+    if scores.unscored_reason is None:
+        return {}
+    derived: dict[str, Any] = {}
+    for metric in spec.metrics:
+        name = aggregate_name(metric, parameters)
+        if name is None or "/llm_judged/" not in name:
+            continue
+        prefix, measure = name.rsplit("/", 2)[:2]
+        if measure == "precision":
+            derived |= {f"{prefix}/ratings": None, f"{prefix}/rationales": None,
+                        f"{prefix}/error_messages": [scores.unscored_reason] * max(chunks, 1),
+                        f"{prefix}/precision": None}  # fmt: skip
+        else:
+            derived |= {f"{prefix}/{measure}": None, f"{prefix}/rationale": None,
+                        f"{prefix}/error_message": scores.unscored_reason}  # fmt: skip
+    return derived
+
+
 def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
     rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
     spec = result.evaluator
@@ -79,6 +118,7 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
     for scores in result.rows:
         entry = _row_entry(rows[scores.model_key, scores.test_case_key])
         entry.update({metric.key: scores.scores.get(metric.key) for metric in spec.metrics})
+        entry.update(judged_columns(spec, scores, result.parameters, chunks=len(entry["context"])))
         entry["unscored_reason"] = scores.unscored_reason
         if scores.details:
             entry["details"] = scores.details
@@ -110,7 +150,7 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
                     "threshold": thresholds[metric.key],
                     "range": list(metric.range),
                     "is_primary": metric.is_primary,
-                    "aggregate_name": metric.aggregate_name,
+                    "aggregate_name": aggregate_name(metric, result.parameters),
                 }
                 for metric in spec.metrics
             ],
@@ -154,7 +194,7 @@ def summary_document(lab: TestLab, results: Sequence[EvaluationResult], *, run_i
                     "threshold": result.threshold(key),
                     "higher_is_better": result.evaluator.metric(key).higher_is_better,
                     "is_primary": result.evaluator.metric(key).is_primary,
-                    "aggregate_name": result.evaluator.metric(key).aggregate_name,
+                    "aggregate_name": aggregate_name(result.evaluator.metric(key), result.parameters),
                 }
                 for key, aggregate in aggregates.items()
             }

@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # config registers its secrets here, so importing it at run t
     from assay.config import Settings
 
 MIN_SECRET_CHARS = 6
+SECRET_NAME = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
+"""A setting or field named like this may hold a credential: its value is masked, never echoed."""
 """Shorter values are not redacted (see the module docstring)."""
 
 _lock = threading.Lock()

@@ -3,10 +3,11 @@ gives them the leakage evaluators' five metrics (pass, fail, retrieval failures,
 parsing failures). The judge reads the actual answer and, for a RAG case, each retrieved chunk on its own."""
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
+from evaluators._judged import CaseJudge, JudgedEvaluator
 from evaluators.base import CaseContext, Scored
 
 
@@ -32,22 +33,31 @@ class BinaryJudgeEvaluator(JudgedEvaluator):
                   for index, chunk in enumerate(case.retrieved_context)),
                 return_exceptions=True,
             )  # fmt: skip
-            flagged = [index for index, verdict in enumerate(chunks)
-                       if isinstance(verdict, dict) and verdict.get(self.failure_field)]  # fmt: skip
-            unjudged = [index for index, verdict in enumerate(chunks) if isinstance(verdict, BaseException)]
-            if flagged:
-                retrieval = 1.0
-            elif not unjudged:
-                retrieval = 0.0
-            details["retrieved_context"] = {"flagged_chunks": flagged, "unjudged_chunks": unjudged}
-            failure = next((verdict for verdict in chunks if isinstance(verdict, JudgeFailed)), None)
-            if failure is not None and retrieval is None:
-                details["retrieved_context"]["reason"] = str(failure)
-        scores = {
-            "model_passes": 1.0 - failed,
-            "model_failures": failed,
-            "model_retrieval_failures": retrieval,
-            "model_generation_failures": failed,
-            "model_parse_failures": 0.0,
-        }
-        return Scored(scores=scores, details=details)
+            outcomes = [bool(v.get(self.failure_field)) if isinstance(v, dict) else v for v in chunks]
+            retrieval, details["retrieved_context"] = retrieval_verdict(outcomes)
+        return Scored(scores=binary_scores(failed, retrieval), details=details)
+
+
+def retrieval_verdict(outcomes: Sequence[bool | BaseException | None]) -> tuple[float | None, dict[str, Any]]:
+    """The retrieval failure of a case from its chunks' outcomes (True: the chunk fails the check; an
+    exception or None: not judged): 1.0 when a chunk fails, 0.0 when every chunk was judged and passed, else
+    unknown (None), with which chunks failed or were not judged and why."""
+    flagged = [index for index, outcome in enumerate(outcomes) if outcome is True]
+    unjudged = [index for index, outcome in enumerate(outcomes) if not isinstance(outcome, bool)]
+    retrieval = 1.0 if flagged else (None if unjudged else 0.0)
+    detail: dict[str, Any] = {"flagged_chunks": flagged, "unjudged_chunks": unjudged}
+    failure = next((outcome for outcome in outcomes if isinstance(outcome, BaseException)), None)
+    if failure is not None and retrieval is None:
+        detail["reason"] = str(failure)
+    return retrieval, detail
+
+
+def binary_scores(failed: float, retrieval: float | None) -> dict[str, float | None]:
+    """The five metrics of a boolean judge for one judged case (parsing failures 0: the verdict parsed)."""
+    return {
+        "model_passes": 1.0 - failed,
+        "model_failures": failed,
+        "model_retrieval_failures": retrieval,
+        "model_generation_failures": failed,
+        "model_parse_failures": 0.0,
+    }

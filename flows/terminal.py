@@ -32,3 +32,15 @@ def hide_tracebacks_on_terminal() -> None:
     for handler in logging.getLogger().handlers:
         if isinstance(handler, PrefectConsoleHandler) and not isinstance(handler.formatter, _WithoutTraceback):
             handler.setFormatter(_WithoutTraceback(handler.formatter))
+
+
+def console_to_current_stderr() -> None:
+    """Point Prefect's console handlers at the current ``sys.stderr``. Prefect builds them once per process
+    with the stream of that moment; a second command run in the same process (a notebook, a test runner that
+    swaps the streams) would otherwise log into a stream the first one closed, and fail."""
+    import sys
+
+    for handler in logging.getLogger().handlers:
+        if isinstance(handler, PrefectConsoleHandler) and handler.stream is not sys.stderr:
+            handler.stream = sys.stderr  # not setStream(): it flushes the old stream, which may be closed
+            handler.console.file = sys.stderr

@@ -180,8 +180,9 @@ def _run_flow(**parameters: Any) -> dict[str, Any]:
 
     configure_prefect(load_settings())
     from flows.evaluate import evaluate_flow
-    from flows.terminal import hide_tracebacks_on_terminal
+    from flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
 
+    console_to_current_stderr()
     if not options.debug:
         hide_tracebacks_on_terminal()
     return evaluate_flow(**parameters)

@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from assay.cli import artifacts, evaluate, mrm, perturb, suite
+from assay.cli import artifacts, evaluate, judges, mrm, perturb, suite
 from assay.cli import hosts as hosts_cli
 from assay.cli.common import AssayGroup, options
 
@@ -36,6 +36,7 @@ app.command("evaluate")(evaluate.evaluate)
 app.command("demo")(evaluate.demo)
 app.command("perturb")(perturb.perturb)
 app.add_typer(perturb.perturbators_app, name="perturbators")
+app.add_typer(judges.app, name="judges")
 
 
 if __name__ == "__main__":

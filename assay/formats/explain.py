@@ -9,6 +9,8 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel
 
+from assay.redaction import SECRET_NAME
+
 Loc = tuple[str | int, ...]
 
 _PLURALS = {"a string": "strings", "an integer": "integers", "a number": "numbers", "an object": "objects"}
@@ -86,4 +88,7 @@ def explain(error: Any, model: type[BaseModel] | None) -> str:
         message = message[:1].lower() + message[1:]
     if kind in ("value_error", "assertion_error"):
         return message  # a validator's own message already says what is wrong
+    names = [part for part in loc if isinstance(part, str)]
+    if names and SECRET_NAME.search(names[-1]):
+        return f"{message} (value not shown: the field's name says it may hold a credential)"
     return f"{message} (got {preview(error['input'])})"

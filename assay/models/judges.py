@@ -9,31 +9,15 @@ from typing import Any, Literal
 from pydantic import Field, FiniteFloat
 
 from assay.models.base import DomainModel
-from assay.models.hosts import CallPolicy, ModelPrice
+from assay.models.hosts import CallPolicy, HostErrorKind, ModelPrice
 
 StructuredOutput = Literal["auto", "json_schema", "tool", "json_object", "prompt"]
 """How the judge is asked for JSON: ``auto`` tries a JSON schema and falls back to the schema in the prompt
 when the server refuses ``response_format``; ``tool`` forces a function call; ``json_object`` is JSON mode;
 ``prompt`` only describes the schema in the prompt."""
 
-JudgeFailureKind = Literal[
-    "timeout",
-    "connection",
-    "rate_limited",
-    "server_error",
-    "client_error",
-    "auth",
-    "not_found",
-    "malformed_response",
-    "empty_answer",
-    "circuit_open",
-    "configuration",
-    "unparseable",
-    "refusal",
-    "no_logprobs",
-    "budget_exhausted",
-    "other",
-]
+JudgeFailureKind = Literal[HostErrorKind, "unparseable", "refusal", "no_logprobs", "budget_exhausted"]
+"""Why a judge call gave no verdict: the call failures shared with hosts, plus the judge's own."""
 
 
 class JudgeEndpoint(DomainModel):

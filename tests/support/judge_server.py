@@ -26,7 +26,7 @@ from typing import Any, Literal
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.support.judge_rules import RULES, sections
+from tests.support.judge_rules import RULES, coverage, sections
 from tests.support.openai_server import OpenAIServer, RecordedRequest, serve_openai
 
 JUDGE_MODEL = "judge-model"
@@ -100,6 +100,9 @@ class JudgeServer:
         body = await request.json()
         self.server.requests.append(RecordedRequest(dict(request.headers), body, request.url.path))
         prompt = body.get("prompt") if isinstance(body.get("prompt"), str) else ""
+        if self.force == "malformed" or "[judge:malformed]" in prompt:  # log-probabilities that cannot be read
+            garbage = {"tokens": "?", "token_logprobs": None, "text_offset": None}
+            return JSONResponse({"choices": [{"index": 0, "text": "", "logprobs": garbage, "finish_reason": "stop"}]})
         tokens = _TOKEN.findall(prompt)
         seen: set[str] = set()
         logprobs: list[float | None] = []
@@ -110,6 +113,8 @@ class JudgeServer:
             seen.add(word)
             offsets.append(position)
             position += len(token)
+        if tokens and tokens[-1].strip() == "Yes" and "AI:" in prompt:
+            logprobs[-1] = _yes_logprob(prompt)
         data: dict[str, Any] | None = (
             {"tokens": tokens, "token_logprobs": logprobs, "text_offset": offsets, "top_logprobs": None}
             if body.get("logprobs") is not None and body.get("echo") else None
@@ -120,12 +125,18 @@ class JudgeServer:
                 "id": "cmpl-1",
                 "object": "text_completion",
                 "model": body.get("model"),
-                "choices": [
-                    {"index": 0, "text": echoed, "logprobs": data, "finish_reason": "length"}
-                ],
+                "choices": [{"index": 0, "text": echoed, "logprobs": data, "finish_reason": "length"}],
                 "usage": {"prompt_tokens": len(tokens), "completion_tokens": 0, "total_tokens": len(tokens)},
             }
         )
+
+
+def _yes_logprob(prompt: str) -> float:
+    """A conversation judged "Yes" (GPTScore question answering): likely when the AI's last reply shares the
+    human's last question's content words, unlikely otherwise."""
+    question = prompt.rsplit("Human:", 1)[-1].split("AI:", 1)[0]
+    reply = prompt.rsplit("AI:", 1)[-1].rsplit("Answer:", 1)[0]
+    return -0.1 if coverage(question, reply) >= 0.3 else -6.0
 
 
 def _first_user(messages: list[dict[str, Any]]) -> int:

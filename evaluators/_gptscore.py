@@ -1,0 +1,144 @@
+"""What the four GPTScore evaluators share (seed 002, after the paper "GPTScore: Evaluate as You Desire").
+
+GPTScore asks no question of the judge: it reads how likely the judge model finds a text after an
+instruction. Each aspect (accuracy, fluency...) is one instruction template (``gptscore_<family>_<aspect>``,
+data in ``assay/judges/templates``); the score is the average negative log-likelihood, in nats per token, of
+the tokens after the instruction's cue ("In other words,", "Tl;dr", or the fixed "Answer: Yes"), so lower is
+better. Where the manual evaluates an instruction both ways (reference then answer, answer then reference),
+the two scores are averaged.
+
+The prompt log-probabilities come from the judge's completions route (``assay.judges.logprobs``). A judge
+endpoint without one (chat-only) makes every case unavailable with the reason, asked once per run; a case
+whose log-probabilities cannot be read is unscored with the reason. No score is ever estimated.
+
+Threshold: the manual's default threshold is +inf, which never reports a problem and leaves no golden case
+able to fail. ``metric_threshold`` (a parameter the manual gives) defaults here to ``DEFAULT_THRESHOLD`` nats
+per token for the primary metric; the other aspects keep the manual's +inf. Calibrate it on the judge model
+you use: NLL levels differ between models.
+"""
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from assay.judges.logprobs import continuation_logprobs, logprobs_unavailable
+from assay.judges.templates import template
+from assay.models.evaluation import MetricMeta
+from assay.models.judges import JudgeCall
+from evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
+from evaluators.base import CaseContext, Scored
+
+DEFAULT_THRESHOLD = 2.0
+"""Default for the primary metric, nats per token: above it, the judge model finds the text unlikely."""
+INFINITY = float("inf")
+QA_TAIL = "Answer: Yes"
+_SENTINEL = "\ue000"
+
+
+@dataclass(frozen=True)
+class Aspect:
+    """One GPTScore aspect: its metric and the instruction template that measures it."""
+
+    key: str
+    display_name: str
+    description: str
+    template_suffix: str = ""
+
+    def template_id(self, family: str) -> str:
+        return f"gptscore_{family}_{self.template_suffix or self.key}"
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One way of filling an instruction: its variables and the input whose tokens are scored (None: the
+    template's fixed tail ``QA_TAIL``)."""
+
+    direction: str
+    variables: dict[str, str]
+    scored_input: str | None
+
+
+def gptscore_metrics(aspects: tuple[Aspect, ...]) -> list[MetricMeta]:
+    """The manual's metrics: lower is better, range [0, inf]; the first aspect is primary."""
+    return [
+        MetricMeta(
+            key=aspect.key,
+            display_name=aspect.display_name,
+            description=f"{aspect.description} Average negative log-likelihood (nats per token); lower is better.",
+            higher_is_better=False,
+            threshold=DEFAULT_THRESHOLD if index == 0 else INFINITY,
+            range=(0.0, INFINITY),
+            is_primary=index == 0,
+        )
+        for index, aspect in enumerate(aspects)
+    ]
+
+
+def split_prompt(template_id: str, prompt: Prompt) -> tuple[str, str]:
+    """(prefix, continuation) of the rendered instruction: the continuation is what gets scored. The prefix
+    ends without trailing space, so the token carrying the space before the first scored word is scored."""
+    instruction = template(template_id)
+    text = instruction.render(prompt.variables)[-1]["content"]
+    if prompt.scored_input is None:
+        if not text.endswith(QA_TAIL):
+            raise ValueError(f"judge template {template_id!r} must end with {QA_TAIL!r}")
+        cut = len(text) - len(QA_TAIL)
+    else:
+        marked = instruction.render({**prompt.variables, prompt.scored_input: _SENTINEL})[-1]["content"]
+        cut = marked.index(_SENTINEL)
+    prefix = text[:cut].rstrip()
+    return prefix, text[len(prefix) :]
+
+
+@dataclass
+class GPTScoreEvaluator(JudgedEvaluator):
+    """Subclasses give the family (template ids' infix), the aspects and how a case fills the instructions."""
+
+    family: ClassVar[str]
+    aspects: ClassVar[tuple[Aspect, ...]]
+
+    def prompts(self, case: CaseContext) -> list[Prompt]:
+        raise NotImplementedError
+
+    def unavailable_reason(self) -> str | None:
+        reason = super().unavailable_reason()
+        if reason is not None or self.services.judge is None:
+            return reason
+        return logprobs_unavailable(self.services.judge)
+
+    async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
+        prompts = self.prompts(case)
+        jobs = [(aspect, prompt) for aspect in self.aspects for prompt in prompts]
+
+        async def measure(aspect: Aspect, prompt: Prompt) -> JudgeCall:
+            template_id = aspect.template_id(self.family)
+            prefix, continuation = split_prompt(template_id, prompt)
+            return await continuation_logprobs(
+                ask.client, template(template_id), prefix, continuation,
+                step=f"{aspect.key}: {prompt.direction}", repeat=ask.repeat,
+            )  # fmt: skip
+
+        calls = await asyncio.gather(*(measure(aspect, prompt) for aspect, prompt in jobs))
+        ask.calls.extend(calls)
+        failed = next((call for call in calls if call.error is not None or call.verdict is None), None)
+        if failed is not None:
+            raise JudgeFailed(failed)
+        scores: dict[str, float | None] = {}
+        details: dict[str, Any] = {}
+        for aspect in self.aspects:
+            measured = [(prompt, call) for (owner, prompt), call in zip(jobs, calls, strict=True) if owner is aspect]
+            values = [-float(call.verdict["mean_logprob"]) for _, call in measured]  # type: ignore[index]
+            scores[aspect.key] = max(sum(values) / len(values), 0.0)
+            details[aspect.key] = [
+                {"direction": prompt.direction, "nll": round(value, 6), "tokens": call.verdict["tokens"]}  # type: ignore[index]
+                for (prompt, call), value in zip(measured, values, strict=True)
+            ]
+        return Scored(scores=scores, details={"gptscore": details})
+
+
+def both_ways(reference: str, answer: str) -> list[Prompt]:
+    """The manual's two fillings of a rewrite instruction: reference then answer, answer then reference."""
+    return [
+        Prompt("expected answer -> actual answer", {"ref_hypo": reference, "hypo_ref": answer}, "hypo_ref"),
+        Prompt("actual answer -> expected answer", {"ref_hypo": answer, "hypo_ref": reference}, "hypo_ref"),
+    ]

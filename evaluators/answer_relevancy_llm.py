@@ -1,0 +1,74 @@
+"""Answer relevancy (Judge): does the answer address the question that was asked (seed 002)?
+
+The judge reads only the answer and writes the questions it would answer; when the answer is relevant,
+those questions resemble the one actually asked. The score is the mean embedding cosine of the original
+question with the generated ones (clipped to [0, 1]), and 0 when the judge finds the answer noncommittal
+(an evasive answer can echo the question's words without answering it).
+"""
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators import _ragas
+from evaluators._judged import CaseJudge, JudgedEvaluator
+from evaluators.base import CaseContext, Scored
+from evaluators.registry import register
+
+ANSWER_RELEVANCY_METRIC = MetricMeta(
+    key="answer_relevancy",
+    display_name="Answer relevancy",
+    description=(
+        "Mean cosine similarity of the question with the questions the LLM judge generates from the actual "
+        "answer (0 for a noncommittal answer); lower means an incomplete, off-topic or padded answer."
+    ),
+    higher_is_better=True,
+    threshold=0.75,
+    is_primary=True,
+)
+
+
+@register
+@dataclass
+class AnswerRelevancyLLM(JudgedEvaluator):
+    spec = EvaluatorSpec(
+        id="answer_relevancy_llm",
+        display_name="Answer Relevancy (Judge)",
+        description=(
+            "How pertinent the actual answer is to the question: the LLM judge generates the questions the "
+            "answer responds to, and the score is their mean embedding cosine with the original question; a "
+            "noncommittal answer scores 0."
+        ),
+        domain="generation",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["question", "actual_output"],
+        needs=["llm", "embeddings"],
+        metrics=[ANSWER_RELEVANCY_METRIC],
+        keywords=["relevancy", "question generation", "embeddings", "llm-judge", "ragas"],
+    )
+    golden = {
+        "good": {
+            "question": "What interest rate does the Easy Access Saver pay?",
+            "actual_output": "The Easy Access Saver pays an interest rate of 3.25% AER.",
+        },
+        "bad": {
+            "question": "What interest rate does the Easy Access Saver pay?",
+            "actual_output": "Our branches open at 9am on Saturdays. Parking is free for customers.",
+        },
+    }
+    cascade_proxy: ClassVar[str | None] = "answer_relevancy_sentence_similarity"
+
+    questions: int = field(
+        default=3, metadata={"description": "How many questions the judge generates from the answer (default 3)."}
+    )
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
+    )
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.questions <= 10:
+            raise ValueError(f"answer_relevancy_llm: questions must be between 1 and 10, not {self.questions}")
+
+    async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
+        part = await _ragas.answer_relevancy(case, ask, self.services.embedder, self.questions)
+        return Scored(scores={"answer_relevancy": part.score}, details=part.details)

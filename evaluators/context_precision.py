@@ -1,0 +1,74 @@
+"""Context precision (Judge): are the chunks that lead to the expected answer ranked at the top (seed 002)?
+
+The judge decides for each retrieved chunk, on its own, whether it was useful for arriving at the expected
+answer; the score is the average precision of that ranking: the mean of precision@k over the ranks k holding
+a useful chunk. Useless chunks above useful ones lower it; a retrieval with no useful chunk scores 0.
+"""
+
+from dataclasses import dataclass, field
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators import _ragas
+from evaluators._judged import CaseJudge, JudgedEvaluator
+from evaluators.base import CaseContext, Scored
+from evaluators.registry import register
+
+CONTEXT_PRECISION_METRIC = MetricMeta(
+    key="context_precision",
+    display_name="Context precision",
+    description=(
+        "Average precision of the retrieved chunks, a chunk being relevant when the LLM judge finds it useful for "
+        "reaching the expected answer: whether the relevant chunks are ranked above the irrelevant ones."
+    ),
+    higher_is_better=True,
+    threshold=0.75,
+    is_primary=True,
+)
+
+
+@register
+@dataclass
+class ContextPrecision(JudgedEvaluator):
+    spec = EvaluatorSpec(
+        id="context_precision",
+        display_name="Context Precision (Judge)",
+        description=(
+            "The precision of context retrieval: the LLM judge marks each retrieved chunk as useful or not for "
+            "reaching the expected answer, and the score is the average precision over the chunks' ranking, so "
+            "relevant chunks should appear at the top."
+        ),
+        domain="retrieval",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        model_types=["rag"],
+        required_inputs=["question", "expected_output", "retrieved_context"],
+        needs=["llm"],
+        metrics=[CONTEXT_PRECISION_METRIC],
+        keywords=["rag", "retrieval", "precision", "ranking", "llm-judge", "ragas"],
+    )
+    golden = {
+        "good": {
+            "question": "What rate does the Easy Access Saver pay on £20,000?",
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
+            "retrieved_context": [
+                "Easy Access Saver: balances from £10,000 to £49,999 pay 3.25% AER.",
+                "Branch opening hours: 9am to 5pm on weekdays.",
+            ],
+        },
+        "bad": {
+            "question": "What rate does the Easy Access Saver pay on £20,000?",
+            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
+            "retrieved_context": [
+                "Branch opening hours: 9am to 5pm on weekdays.",
+                "Mortgage overpayments of up to 10% a year are free of charge.",
+                "Easy Access Saver: balances from £10,000 to £49,999 pay 3.25% AER.",
+            ],
+        },
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
+    )
+
+    async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
+        part = await _ragas.context_precision(case, ask)
+        return Scored(scores={"context_precision": part.score}, details=part.details)

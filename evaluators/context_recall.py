@@ -1,0 +1,69 @@
+"""Context recall (Judge): did retrieval find everything the expected answer states (seed 002)?
+
+The judge splits the expected answer into statements and attributes each to the retrieved context or not;
+the score is attributed statements / statements. It measures the retriever, not the generator: the actual
+answer is not read.
+"""
+
+from dataclasses import dataclass, field
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators import _ragas
+from evaluators._judged import CaseJudge, JudgedEvaluator
+from evaluators.base import CaseContext, Scored
+from evaluators.registry import register
+
+CONTEXT_RECALL_METRIC = MetricMeta(
+    key="context_recall",
+    display_name="Context recall",
+    description=(
+        "Share of the expected answer's statements that can be attributed to the retrieved context (attributed "
+        "statements / statements); below the threshold retrieval missed information the answer needs."
+    ),
+    higher_is_better=True,
+    threshold=0.75,
+    is_primary=True,
+)
+
+
+@register
+@dataclass
+class ContextRecall(JudgedEvaluator):
+    spec = EvaluatorSpec(
+        id="context_recall",
+        display_name="Context Recall (Judge)",
+        description=(
+            "The alignment of the retrieved context with the expected answer: the LLM judge checks whether each "
+            "statement of the expected answer can be attributed to the context; the score is the attributed "
+            "share."
+        ),
+        domain="retrieval",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        model_types=["rag"],
+        required_inputs=["expected_output", "retrieved_context"],
+        needs=["llm"],
+        metrics=[CONTEXT_RECALL_METRIC],
+        keywords=["rag", "retrieval", "recall", "ground truth", "llm-judge", "ragas"],
+    )
+    golden = {
+        "good": {
+            "question": "How is interest paid on the Easy Access Saver?",
+            "expected_output": "Interest is calculated daily. Interest is paid monthly into the account.",
+            "retrieved_context": [
+                "Easy Access Saver terms: interest is calculated daily and paid monthly into the account."
+            ],
+        },
+        "bad": {
+            "question": "How is interest paid on the Easy Access Saver?",
+            "expected_output": "Interest is calculated daily. Interest is paid monthly into the account.",
+            "retrieved_context": ["Branch opening hours: 9am to 5pm on weekdays. Parking is free for customers."],
+        },
+    }
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
+    )
+
+    async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
+        part = await _ragas.context_recall(case, ask)
+        return Scored(scores={"context_recall": part.score}, details=part.details)

@@ -1,0 +1,72 @@
+"""Context relevancy (Judge): how much of the retrieved context is needed for the question (seed 002)?
+
+The retrieved chunks are split into sentences here (the sentence tokenizer sets the total, not the judge);
+the judge names, by number, the sentences needed to answer the question; the score is relevant sentences /
+all sentences. Padding the context with off-topic text lowers it even when the answer is in there.
+"""
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators import _ragas
+from evaluators._judged import CaseJudge, JudgedEvaluator
+from evaluators.base import CaseContext, Scored
+from evaluators.registry import register
+
+
+@register
+@dataclass
+class ContextRelevancy(JudgedEvaluator):
+    spec = EvaluatorSpec(
+        id="context_relevancy",
+        display_name="Context Relevancy (Judge)",
+        description=(
+            "The relevancy of the retrieved context to the question: the context is split into sentences, the "
+            "LLM judge picks those needed to answer the question, and the score is their share of all sentences."
+        ),
+        domain="retrieval",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        model_types=["rag"],
+        required_inputs=["question", "retrieved_context"],
+        needs=["llm"],
+        metrics=[
+            MetricMeta(
+                key="context_relevancy",
+                display_name="Context relevancy",
+                description=(
+                    "Share of the retrieved context's sentences that are relevant for answering the question "
+                    "(relevant sentences / all sentences); ideally the context holds only what the question needs."
+                ),
+                higher_is_better=True,
+                threshold=0.75,
+                is_primary=True,
+            )
+        ],
+        keywords=["rag", "retrieval", "relevancy", "sentences", "llm-judge", "ragas"],
+    )
+    golden = {
+        "good": {
+            "question": "What interest rate does the Easy Access Saver pay?",
+            "retrieved_context": [
+                "The Easy Access Saver pays an interest rate of 3.25% AER.",
+                "The Easy Access Saver interest rate is variable and paid monthly.",
+            ],
+        },
+        "bad": {
+            "question": "What interest rate does the Easy Access Saver pay?",
+            "retrieved_context": [
+                "Branch opening hours are 9am to 5pm on weekdays. Parking is free for customers.",
+                "The Easy Access Saver pays an interest rate of 3.25% AER. Mortgage overpayments are free.",
+            ],
+        },
+    }
+    cascade_proxy: ClassVar[str | None] = "context_relevancy_soft"
+
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
+    )
+
+    async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
+        part = await _ragas.context_relevancy(case, ask)
+        return Scored(scores={"context_relevancy": part.score}, details=part.details)

@@ -1,0 +1,63 @@
+"""Context sufficiency (Judge): did the retriever bring back everything the expected response needs
+(seeds 001/003)? A no says the retrieval, not the generation, needs tuning for that request."""
+
+from dataclasses import dataclass, field
+
+from assay.models.evaluation import EvaluatorSpec
+from evaluators._databricks import RatingJudge, numbered_context, rating_metric
+from evaluators.base import CaseContext
+from evaluators.registry import register
+
+
+@register
+@dataclass
+class ContextSufficiency(RatingJudge):
+    spec = EvaluatorSpec(
+        id="context_sufficiency",
+        display_name="Context sufficiency (Judge)",
+        description=(
+            "Asks the LLM judge whether the retrieved context holds every fact of the expected answer: yes when "
+            "the expected answer could be written from it, no when information is missing (the rationale says "
+            "what). Needs the expected answer."
+        ),
+        domain="retrieval",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        model_types=["rag"],
+        required_inputs=["question", "expected_output", "retrieved_context"],
+        needs=["llm"],
+        metrics=[
+            rating_metric(
+                "context_sufficiency",
+                "Context sufficiency",
+                "1 when the judge rates the retrieved context sufficient for the expected answer (yes), 0 otherwise.",
+                "retrieval/llm_judged/context_sufficiency/rating/percentage",
+            )
+        ],
+        keywords=["llm-judge", "rag", "retrieval", "ground-truth", "databricks"],
+        problem_type="relevance",
+    )
+    golden = {
+        "good": {
+            "question": "What is the minimum deposit for the Fixed Rate Bond?",
+            "expected_output": "The Fixed Rate Bond needs a minimum deposit of £1,000.",
+            "retrieved_context": ["Fixed Rate Bond: open it with a minimum deposit of £1,000 for a 2 year term."],
+        },
+        "bad": {
+            "question": "What is the minimum deposit for the Fixed Rate Bond?",
+            "expected_output": "The Fixed Rate Bond needs a minimum deposit of £1,000.",
+            "retrieved_context": ["Easy Access Saver: withdraw at any time without a penalty."],
+        },
+    }
+    template_id = "databricks_context_sufficiency"
+    assessment = "context_sufficiency"
+    scope = "retrieval"
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
+    )
+
+    def inputs(self, case: CaseContext) -> dict[str, str]:
+        return {
+            "request": case.question,
+            "expected_response": case.expected_output,
+            "retrieved_context": numbered_context(case),
+        }

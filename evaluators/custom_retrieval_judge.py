@@ -1,0 +1,103 @@
+"""Custom retrieval judge: a yes/no judge of each retrieved chunk from the user's own prompt (seed 001,
+custom judges with ``assessment_type`` RETRIEVAL); the case's value is the share of chunks rated yes. In the
+prompt ``retrieved_context`` is the one chunk being judged."""
+
+from dataclasses import dataclass, field
+
+from assay.judges.templates import JudgeTemplate
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from evaluators._databricks import ChunkRatingJudge, custom_template
+from evaluators.base import CaseContext, Unscored
+from evaluators.registry import register
+
+VARIABLES = ("request", "response", "expected_response", "retrieved_context")
+DEFAULT_PROMPT = (
+    "Does this retrieved passage hold information that helps answer the request?\n\n"
+    "Request: {{ request }}\nPassage: {{ retrieved_context }}"
+)
+
+
+@register
+@dataclass
+class CustomRetrievalJudge(ChunkRatingJudge):
+    spec = EvaluatorSpec(
+        id="custom_retrieval_judge",
+        display_name="Custom retrieval judge",
+        description=(
+            "A yes/no LLM judge of each retrieved chunk written as a prompt: the assessment in your words, with "
+            "{{ retrieved_context }} where the chunk goes and optionally {{ request }}, {{ response }} and "
+            "{{ expected_response }}. The case's precision is the share of rated chunks judged yes. Reported "
+            "under retrieval/llm_judged/<assessment_name>/..."
+        ),
+        domain="retrieval",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        model_types=["rag"],
+        required_inputs=["question", "retrieved_context"],
+        needs=["llm"],
+        metrics=[
+            MetricMeta(
+                key="precision",
+                display_name="Custom chunk precision",
+                description="Share of the retrieved chunks the judge rates yes against the custom prompt.",
+                higher_is_better=True,
+                threshold=0.5,
+                is_primary=True,
+                aggregate_name="retrieval/llm_judged/{assessment_name}/precision/average",
+            )
+        ],
+        keywords=["llm-judge", "custom", "prompt", "retrieval", "databricks"],
+    )
+    golden = {
+        "good": {
+            "question": "What is the fee for a CHAPS payment?",
+            "retrieved_context": ["CHAPS payment fee: £25 per payment, sent the same working day."],
+        },
+        "bad": {
+            "question": "What is the fee for a CHAPS payment?",
+            "retrieved_context": ["Our savings app rounds up card purchases into a pot."],
+        },
+    }
+    template_id = "databricks_custom_retrieval"
+    assessment_name: str = field(
+        default="chunk_helps_request",
+        metadata={"description": "Name of the assessment in the columns: retrieval/llm_judged/<assessment_name>/..."},
+    )
+    prompt: str = field(
+        default=DEFAULT_PROMPT,
+        metadata={
+            "description": "The assessment of one chunk, a yes/no question; refers to the chunk as "
+            "{{ retrieved_context }} (required) and to the case as {{ request }}, {{ response }} or "
+            "{{ expected_response }}."
+        },
+    )
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
+    )
+
+    def __post_init__(self) -> None:
+        self._template = custom_template(
+            template_id=self.template_id,
+            evaluator_id=self.spec.id,
+            assessment_name=self.assessment_name,
+            prompt=self.prompt,
+            allowed=VARIABLES,
+            needed="retrieved_context",
+        )
+
+    def template(self) -> JudgeTemplate:
+        return self._template
+
+    def column_name(self) -> str:
+        return self.assessment_name
+
+    def chunk_inputs(self, case: CaseContext, chunk: str) -> dict[str, str]:
+        values = {"request": case.question, "retrieved_context": chunk}
+        if "response" in self._template.inputs:
+            if case.actual_output is None or not case.actual_output.strip():
+                raise Unscored("missing input: actual_output (the prompt uses {{ response }})")
+            values["response"] = case.actual_output
+        if "expected_response" in self._template.inputs:
+            if not case.expected_output.strip():
+                raise Unscored("missing input: expected_output (the prompt uses {{ expected_response }})")
+            values["expected_response"] = case.expected_output
+        return {name: value for name, value in values.items() if name in self._template.inputs}

@@ -1,0 +1,64 @@
+"""Groundedness (Judge): is the response supported by the retrieved context (seeds 001/003)?
+
+The seeds call it ``groundedness``; that id is Assay's offline, embedding-based evaluator, which serves as
+this judge's cascade proxy."""
+
+from dataclasses import dataclass, field
+
+from assay.models.evaluation import EvaluatorSpec
+from evaluators._databricks import COMPLIANCE, RatingJudge, numbered_context, rating_metric
+from evaluators.base import CaseContext
+from evaluators.registry import register
+
+
+@register
+@dataclass
+class GroundednessJudge(RatingJudge):
+    spec = EvaluatorSpec(
+        id="groundedness_judge",
+        display_name="Groundedness (Judge)",
+        description=(
+            "Asks the LLM judge whether the retrieved context supports all, or almost all, of the actual "
+            "answer: no when the answer states a fact, figure or condition the context does not (hallucination)."
+        ),
+        domain="generation",
+        compliance=[*COMPLIANCE, "NIST: Safe"],
+        model_types=["rag"],
+        required_inputs=["question", "retrieved_context", "actual_output"],
+        needs=["llm"],
+        metrics=[
+            rating_metric(
+                "groundedness",
+                "Groundedness",
+                "1 when the judge rates the answer grounded in the retrieved context (yes), 0 otherwise.",
+                "response/llm_judged/groundedness/rating/percentage",
+            )
+        ],
+        keywords=["llm-judge", "rag", "hallucination", "groundedness", "databricks"],
+        problem_type="hallucination",
+    )
+    golden = {
+        "good": {
+            "question": "What rate does the Easy Access Saver pay?",
+            "retrieved_context": ["Easy Access Saver: pays 3.25% AER on balances from £10,000 to £49,999."],
+            "actual_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
+        },
+        "bad": {
+            "question": "What rate does the Easy Access Saver pay?",
+            "retrieved_context": ["Easy Access Saver: pays 3.25% AER on balances from £10,000 to £49,999."],
+            "actual_output": "The Easy Access Saver pays 4.10% AER and includes free travel insurance.",
+        },
+    }
+    template_id = "databricks_groundedness"
+    assessment = "groundedness"
+    cascade_proxy = "groundedness"
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
+    )
+
+    def inputs(self, case: CaseContext) -> dict[str, str]:
+        return {
+            "request": case.question,
+            "response": case.actual_output or "",
+            "retrieved_context": numbered_context(case),
+        }

@@ -1,0 +1,54 @@
+"""Relevance to query (Judge): does the response address the request (seeds 001/003)?"""
+
+from dataclasses import dataclass, field
+
+from assay.models.evaluation import EvaluatorSpec
+from evaluators._databricks import COMPLIANCE, RatingJudge, rating_metric
+from evaluators.base import CaseContext
+from evaluators.registry import register
+
+
+@register
+@dataclass
+class RelevanceToQuery(RatingJudge):
+    spec = EvaluatorSpec(
+        id="relevance_to_query",
+        display_name="Relevance to query (Judge)",
+        description=(
+            "Asks the LLM judge whether the actual answer addresses the user's request: yes when it deals with "
+            "what was asked, no when it answers something else or changes the subject. Truth is not judged here."
+        ),
+        domain="generation",
+        compliance=COMPLIANCE,
+        required_inputs=["question", "actual_output"],
+        needs=["llm"],
+        metrics=[
+            rating_metric(
+                "relevance_to_query",
+                "Relevance to query",
+                "1 when the judge rates the answer relevant to the request (yes), 0 otherwise.",
+                "response/llm_judged/relevance_to_query/rating/percentage",
+            )
+        ],
+        keywords=["llm-judge", "relevance", "databricks"],
+        problem_type="relevance",
+    )
+    golden = {
+        "good": {
+            "question": "How do I reset my online banking password?",
+            "actual_output": "To reset your online banking password, choose 'Forgot password' on the login page.",
+        },
+        "bad": {
+            "question": "How do I reset my online banking password?",
+            "actual_output": "Our branches open at nine on weekdays and we sell travel insurance.",
+        },
+    }
+    template_id = "databricks_relevance_to_query"
+    assessment = "relevance_to_query"
+    cascade_proxy = "answer_relevancy_sentence_similarity"
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
+    )
+
+    def inputs(self, case: CaseContext) -> dict[str, str]:
+        return {"request": case.question, "response": case.actual_output or ""}

@@ -1,0 +1,64 @@
+"""Summarization (Judge): the LLM judge compares the actual answer (a summary) with the expected answer (the
+reference summary) and says whether it is a good summary (seed 002).
+
+The manual gives it a binary judge's five metrics. Its retrieval-failures metric has nothing to judge here
+(a retrieved chunk is source material, not a summary), so it stays unscored (None) rather than invented.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.models.evaluation import EvaluatorSpec
+from evaluators._binary_judge import BinaryJudgeEvaluator
+from evaluators.base import CaseContext
+from evaluators.byop import binary_judge_metrics
+from evaluators.registry import register
+
+
+@register
+@dataclass
+class SummarizationJudge(BinaryJudgeEvaluator):
+    spec = EvaluatorSpec(
+        id="summarization_judge",
+        display_name="Summarization (Judge)",
+        description=(
+            "Asks the LLM judge whether the actual answer is a good summary compared with the expected answer "
+            "(the reference summary): it must convey the reference's key points, contradict none and invent "
+            "nothing. One boolean per case; models are compared on the share of good summaries. The judge's "
+            "missing points and unsupported statements are kept as evidence."
+        ),
+        domain="summarization",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["expected_output", "actual_output"],
+        needs=["llm"],
+        metrics=binary_judge_metrics(
+            (
+                "Good summary (pass)",
+                "Bad summary (fail)",
+                "Summarization retrieval failures",
+                "Summarization generation failures",
+                "Summarization parsing failures",
+            ),
+            "the summarization quality check",
+        ),
+        keywords=["summarization", "summary", "reference summary", "llm-judge"],
+    )
+    golden = {
+        "good": {
+            "expected_output": "From 1 May the savings rate rises to 3.25%; existing customers switch automatically.",
+            "actual_output": "The savings rate rises to 3.25% from 1 May and existing customers switch automatically.",
+        },
+        "bad": {
+            "expected_output": "From 1 May the savings rate rises to 3.25%; existing customers switch automatically.",
+            "actual_output": "The bank is closing its branches on Sundays.",
+        },
+    }
+    template_id = "summarization_judge"
+    failure_field = "bad_summary"
+    judge_context = False
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
+    )
+
+    def inputs(self, case: CaseContext, text: str) -> dict[str, Any]:
+        return {"reference": case.expected_output, "summary": text}
