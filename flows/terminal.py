@@ -7,6 +7,7 @@ receive the full record.
 """
 
 import logging
+import sys
 
 from prefect.logging.handlers import PrefectConsoleHandler
 
@@ -34,13 +35,32 @@ def hide_tracebacks_on_terminal() -> None:
             handler.setFormatter(_WithoutTraceback(handler.formatter))
 
 
-def console_to_current_stderr() -> None:
-    """Point Prefect's console handlers at the current ``sys.stderr``. Prefect builds them once per process
-    with the stream of that moment; a second command run in the same process (a notebook, a test runner that
-    swaps the streams) would otherwise log into a stream the first one closed, and fail."""
-    import sys
+class _CurrentStderr:
+    """A stream that is always whatever ``sys.stderr`` is at the moment of writing."""
 
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+    def fileno(self) -> int:
+        return sys.stderr.fileno()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(sys.stderr, "encoding", None) or "utf-8"
+
+
+def console_to_current_stderr() -> None:
+    """Make Prefect's console handlers write to ``sys.stderr`` as it is when they write. Prefect builds them
+    once per process with the stream of that moment; a second command run in the same process (a notebook, a
+    test runner that swaps the streams per command) would otherwise log into a stream the first one closed."""
     for handler in logging.getLogger().handlers:
-        if isinstance(handler, PrefectConsoleHandler) and handler.stream is not sys.stderr:
-            handler.stream = sys.stderr  # not setStream(): it flushes the old stream, which may be closed
-            handler.console.file = sys.stderr
+        if isinstance(handler, PrefectConsoleHandler) and not isinstance(handler.stream, _CurrentStderr):
+            stream = _CurrentStderr()
+            handler.stream = stream  # not setStream(): it flushes the old stream, which may be closed
+            handler.console.file = stream  # type: ignore[assignment]
