@@ -42,6 +42,7 @@ def check(
     from assay.cli.inputs import judge_file
     from assay.config import load_settings
     from assay.judges.client import JudgeClient
+    from assay.judges.logprobs import logprobs_unavailable
     from assay.judges.templates import template
     from assay.models.judges import JudgeEndpoint
 
@@ -56,6 +57,7 @@ def check(
         probe = template("sexism")
         call = client.run(lambda: client.ask(probe, {"question": "Who may open an account?",
                                                      "text": "Any adult may open an account."}))  # fmt: skip
+        no_logprobs = logprobs_unavailable(client) if call.error is None else None
     console.print(f"judge {for_terminal(endpoint.label)}", highlight=False)
     if call.error is not None:
         console.print(f"[red]failed[/] ({call.error_kind}): {for_terminal(call.error)}", highlight=False)
@@ -66,6 +68,10 @@ def check(
         f"{call.input_tokens} tokens in, {call.output_tokens} out",
         highlight=False,
     )
+    gptscore = "yes (GPTScore works)"
+    if no_logprobs:
+        gptscore = f"no ({no_logprobs}): GPTScore evaluators will say unavailable"
+    console.print(f"log-probabilities of a given text: {for_terminal(gptscore)}", highlight=False)
 
 
 @app.command("align")
