@@ -37,6 +37,7 @@ bench: install
 	$(BIN)/python bench/embeddings.py
 	$(BIN)/python bench/validity.py
 	$(BIN)/python bench/evaluate_all.py
+	$(BIN)/python bench/judges.py
 
 clean:
 	rm -rf .assay demo-output .pytest_cache
