@@ -44,7 +44,7 @@ def bounded(text: str) -> str:
 
 
 @dataclass
-class _Reply:
+class ChatReply:
     content: str
     input_tokens: int | None
     output_tokens: int | None
@@ -67,7 +67,7 @@ class JudgeClient:
         self.limits = RateLimits(self.policy)
         self.mode: StructuredOutput = endpoint.structured_output
         self._client: openai.AsyncOpenAI | None = None
-        self._semaphore: asyncio.Semaphore | None = None
+        self.semaphore: asyncio.Semaphore | None = None
         register_env_secret(endpoint.api_key_env)
 
     def unavailable_reason(self) -> str | None:
@@ -87,7 +87,7 @@ class JudgeClient:
 
         async def main() -> T:
             self.breaker.new_loop()
-            self._semaphore = asyncio.Semaphore(self.policy.concurrency)
+            self.semaphore = asyncio.Semaphore(self.policy.concurrency)
             try:
                 return await work()
             finally:
@@ -102,7 +102,7 @@ class JudgeClient:
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
             return pool.submit(asyncio.run, main()).result()
 
-    def _openai(self) -> openai.AsyncOpenAI:
+    def openai_client(self) -> openai.AsyncOpenAI:
         if self._client is None:
             name = self.endpoint.api_key_env
             key = (os.environ.get(name) if name else None) or NO_KEY
@@ -154,10 +154,10 @@ class JudgeClient:
 
     async def _judged(self, template: JudgeTemplate, messages: list[dict[str, str]], repeat: int) -> dict[str, Any]:
         """The outcome fields of a ``JudgeCall``: verdict or error, raw reply, tokens, cost, time, attempts."""
-        assert self._semaphore is not None, "JudgeClient.ask must run inside JudgeClient.run"
+        assert self.semaphore is not None, "JudgeClient.ask must run inside JudgeClient.run"
         outcome: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "attempts": 0, "latency_s": 0.0}
         conversation = list(messages)
-        async with self._semaphore:
+        async with self.semaphore:
             for round_ in range(2):  # the question, then at most one repair request
                 mode = self.mode
                 try:
@@ -188,13 +188,13 @@ class JudgeClient:
 
     async def _call(
         self, template: JudgeTemplate, messages: list[dict[str, str]], repeat: int, outcome: dict[str, Any]
-    ) -> _Reply:
+    ) -> ChatReply:
         sent = "\n".join(message["content"] for message in messages)
         estimate = count_tokens(sent) if self.limits.counts_tokens else 0
         try:
             reply, latency, attempts = await call_with_policy(
                 lambda: self._complete(template, messages, repeat), self.policy, self.breaker, self.limits,
-                estimate, _Reply.tokens,
+                estimate, ChatReply.tokens,
             )  # fmt: skip
         except HostError as error:
             outcome["attempts"] += error.attempts
@@ -216,7 +216,7 @@ class JudgeClient:
             outcome["cost"] = round((outcome.get("cost") or 0.0) + cost_of(price, input_tokens, output_tokens), 8)
         return reply
 
-    async def _complete(self, template: JudgeTemplate, messages: list[dict[str, str]], repeat: int) -> _Reply:
+    async def _complete(self, template: JudgeTemplate, messages: list[dict[str, str]], repeat: int) -> ChatReply:
         endpoint = self.endpoint
         arguments: dict[str, Any] = {"temperature": endpoint.temperature, **endpoint.settings}
         if endpoint.seed is not None:
@@ -236,13 +236,13 @@ class JudgeClient:
                                    "description": template.description, "parameters": template.schema}}]  # fmt: skip
             arguments["tool_choice"] = {"type": "function", "function": {"name": template.id}}
         try:
-            raw = await self._openai().chat.completions.with_raw_response.create(
+            raw = await self.openai_client().chat.completions.with_raw_response.create(
                 model=endpoint.model, messages=messages, **arguments
             )
             body = raw.text
         except (openai.APIConnectionError, openai.APIStatusError) as error:
             raise openai_failure(error, "judge: ") from None
-        return _parse_reply(body)
+        return parse_reply(body)
 
 
 class _Failure(Exception):
@@ -267,7 +267,7 @@ def _repair_request(problem: str) -> str:
     )
 
 
-def _parse_reply(body: str) -> _Reply:
+def parse_reply(body: str) -> ChatReply:
     """The judge's text (message content or forced tool call's arguments) and usage from a chat completion."""
     try:
         data = json.loads(body)
@@ -281,7 +281,7 @@ def _parse_reply(body: str) -> _Reply:
     message = choices[0]["message"]
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     model = data.get("model") if isinstance(data.get("model"), str) else None
-    reply = _Reply("", token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens")), model)
+    reply = ChatReply("", token_count(usage.get("prompt_tokens")), token_count(usage.get("completion_tokens")), model)
     refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal.strip():
         reply.content = f"REFUSAL: {refusal}"

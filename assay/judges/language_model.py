@@ -22,7 +22,7 @@ from assay.calls.pricing import cost_of, price_for
 from assay.calls.retry import RetriesExhausted, call_with_policy
 from assay.calls.tokens import count_tokens
 from assay.judges.cache import cache_key
-from assay.judges.client import JudgeClient, _parse_reply, _Reply, bounded
+from assay.judges.client import ChatReply, JudgeClient, bounded, parse_reply
 from assay.models.judges import JudgeAccount, JudgeCall
 
 COMPLETION = "completion"
@@ -125,7 +125,7 @@ class JudgeLanguageModel:
         try:
             reply, latency, attempts = await call_with_policy(
                 lambda: self._chat(messages, temperature), client.policy, client.breaker, client.limits, estimate,
-                _Reply.tokens,
+                ChatReply.tokens,
             )  # fmt: skip
         except HostError as error:
             return outcome | {"attempts": error.attempts, "error": describe_error(str(error)), "error_kind": error.kind}
@@ -150,7 +150,7 @@ class JudgeLanguageModel:
             return outcome | {"error": f"the model refused: {refusal}", "error_kind": "refusal"}
         return outcome | {"text": reply.content}
 
-    async def _chat(self, messages: list[dict[str, str]], temperature: float) -> _Reply:
+    async def _chat(self, messages: list[dict[str, str]], temperature: float) -> ChatReply:
         endpoint = self.client.endpoint
         arguments: dict[str, Any] = {"temperature": temperature, **endpoint.settings}
         if endpoint.seed is not None:
@@ -158,13 +158,13 @@ class JudgeLanguageModel:
         if endpoint.max_tokens is not None:
             arguments["max_tokens"] = endpoint.max_tokens
         try:
-            raw = await self.client._openai().chat.completions.with_raw_response.create(
+            raw = await self.client.openai_client().chat.completions.with_raw_response.create(
                 model=endpoint.model, messages=messages, **arguments
             )
             body = raw.text
         except (openai.APIConnectionError, openai.APIStatusError) as error:
             raise openai_failure(error, "language model: ") from None
-        return _parse_reply(body)
+        return parse_reply(body)
 
     def _record(self, call: JudgeCall) -> None:
         self.account.add(call)

@@ -96,8 +96,8 @@ async def continuation_logprobs(
     )
     if client.cache is not None and (entry := client.cache.get(key)) is not None:
         return JudgeCall(**evidence, **entry, cached=True)
-    assert client._semaphore is not None, "continuation_logprobs must run inside JudgeClient.run"
-    async with client._semaphore:
+    assert client.semaphore is not None, "continuation_logprobs must run inside JudgeClient.run"
+    async with client.semaphore:
         outcome = await _outcome(client, prefix, continuation)
     call = JudgeCall(**evidence, **outcome)
     if client.cache is not None and call.error is None:
@@ -107,8 +107,8 @@ async def continuation_logprobs(
 
 async def _fresh_call(client: "JudgeClient", prefix: str, continuation: str, repeat: int) -> JudgeCall:
     """An uncached call outside any template (the probe)."""
-    assert client._semaphore is not None
-    async with client._semaphore:
+    assert client.semaphore is not None
+    async with client.semaphore:
         outcome = await _outcome(client, prefix, continuation)
     return JudgeCall(template="logprobs_probe", template_version="1", model=client.endpoint.model,
                      messages=[{"role": "user", "content": prefix + continuation}], repeat=repeat,
@@ -153,7 +153,7 @@ async def _complete(client: "JudgeClient", prompt: str) -> tuple[dict[str, Any],
     """One echo request: (the first choice's ``logprobs`` object, usage, model that answered)."""
     try:
         arguments = {**client.endpoint.settings, "echo": True, "logprobs": 1, "max_tokens": 1, "temperature": 0.0}
-        raw = await client._openai().completions.with_raw_response.create(
+        raw = await client.openai_client().completions.with_raw_response.create(
             model=client.endpoint.model, prompt=prompt, **arguments
         )
         text = raw.text
