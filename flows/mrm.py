@@ -175,6 +175,8 @@ def mrm_workflow(
         {
             "calibration.json": calibration.model_dump(mode="json"),
             "review_items.json": [item.model_dump(mode="json") for item in items],
+            # a person's labels, kept so judges can be aligned with them (assay judges align --labels ...)
+            **({"labels.json": [label.model_dump(mode="json") for label in labels]} if labels else {}),
         },
     )
     timings["calibration"] = time.perf_counter() - clock

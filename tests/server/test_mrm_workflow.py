@@ -143,6 +143,8 @@ def test_every_review_pause_is_resumed_through_the_api(server, corpus: Path, tmp
     }
     assert len(excluded) == 1 and excluded[0] not in lab_keys
     assert decisions["calibration"]["note"] == "in the Prefect UI by ana"
+    labels = json.loads((out / "calibration" / "labels.json").read_text())
+    assert [(label["human_passes"], label["reviewer"]) for label in labels] == [(True, "ana"), (False, "ana")]
     for name in ("corpus_patch.md", "system_prompt_extension.md", "guardrails.json"):
         assert (out / "artifacts" / name).exists()
 
