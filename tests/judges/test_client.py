@@ -173,3 +173,14 @@ def test_many_concurrent_questions_are_all_answered_and_counted(judge_server: Ju
     for call in calls:
         account.add(call)
     assert account.calls == 12 and account.input_tokens > 0
+
+
+def test_a_judge_that_times_out_fails_with_kind_timeout_after_its_retries() -> None:
+    from tests.support.judge_server import JUDGE_MODEL
+    from tests.support.openai_server import OpenAIServer
+
+    slow = OpenAIServer(models=(JUDGE_MODEL,), plan=["slow", "slow"], slow_s=2.0)
+    with serve_judge(JudgeServer(server=slow)) as server:
+        policy = FAST.model_copy(update={"timeout_s": 0.3, "retries": 1})
+        call = _ask(_client(server, calls=policy), "Anyone can apply.")
+    assert call.error_kind == "timeout" and "after 2 attempts" in (call.error or "") and call.verdict is None
