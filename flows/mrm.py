@@ -288,7 +288,7 @@ def _labels(decision: Any) -> list[ReviewLabel] | None:
     if decision.decided_by == "policy":
         return None
     chosen = decision.decision
-    reviewer = "person"
+    reviewer = decision.reviewer.strip() or "unnamed person"
     return [ReviewLabel(item_id=item, human_passes=True, reviewer=reviewer) for item in chosen["passed_item_ids"]] + [
         ReviewLabel(item_id=item, human_passes=False, reviewer=reviewer) for item in chosen["failed_item_ids"]
     ]

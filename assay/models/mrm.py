@@ -169,6 +169,7 @@ class Decision(DomainModel):
     decided_by: Literal["person", "policy"]
     decision: dict[str, Any]
     note: str = ""
+    reviewer: str = Field(default="", description="The person's name as they gave it in the form, if any.")
 
 
 class WorkflowSummary(PersistedModel):

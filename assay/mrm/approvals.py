@@ -104,6 +104,6 @@ def decide(
 
 def record_person(store: DecisionStore, step: str, decision: dict[str, Any], reviewer: str = "") -> Decision:
     note = f"in the Prefect UI{f' by {reviewer}' if reviewer else ''}"
-    return store.put(Decision(step=step, decided_by="person", decision=decision, note=note))
+    return store.put(Decision(step=step, decided_by="person", decision=decision, note=note, reviewer=reviewer))
 
 
