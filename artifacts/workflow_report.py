@@ -108,10 +108,7 @@ def _section(
         "numbers": numbers,
         "details": details,
         "decided_by": None if not who else who.pop() if len(who) == 1 else "mixed",
-        "decisions": [
-            decision.model_dump(mode="json", exclude={"step"} | (set() if decision.reviewer else {"reviewer"}))
-            for decision in own
-        ],
+        "decisions": [decision.model_dump(mode="json", exclude={"step"}, exclude_defaults=True) for decision in own],
         "artifacts": list(recorded.get("artifacts", [])),
         "recorded": {key: value for key, value in recorded.items() if key not in ("status", "wall_s", "artifacts")},
     }

@@ -99,11 +99,13 @@ def mrm_workflow(
     topic_decision = review(
         "topic-modeling",
         out_dir=out_dir,
+        run_id=run,
         interactive=interactive,
         approvals=approvals_file,
         policy=TopicDecision(),
         policy_note="policy: keep every topic",
         description=review_text.topics(topic_model),
+        offered=[str(topic.id) for topic in topic_model.topics],
     )
 
     # 2. Test generation over the kept topics.
@@ -124,11 +126,13 @@ def mrm_workflow(
     case_decision = review(
         "test-validation",
         out_dir=out_dir,
+        run_id=run,
         interactive=interactive,
         approvals=approvals_file,
         policy=CaseDecision(excluded_case_keys=outliers),
         policy_note="policy: exclude the flagged outliers",
         description=review_text.cases(suite, validation),
+        offered=[case.key for _, case in suite.cases()],
     )
     suite = steps.exclude(quote(suite), case_decision.decision["excluded_case_keys"], run)
     counts["test-validation"] = {
@@ -157,11 +161,13 @@ def mrm_workflow(
     labels_decision = review(
         "calibration",
         out_dir=out_dir,
+        run_id=run,
         interactive=interactive,
         approvals=approvals_file,
         policy=CalibrationDecision(),
         policy_note="policy: automatic labels (answer similar to the expected one)",
         description=review_text.calibration(items),
+        offered=[item.item_id for item in items],
     )
     labels = _labels(labels_decision)
     calibration = steps.calibrate(quote(lab), quote(results), quote(items), quote(labels), seed, run)
@@ -193,11 +199,13 @@ def mrm_workflow(
     names_decision = review(
         "failure-clustering",
         out_dir=out_dir,
+        run_id=run,
         interactive=interactive,
         approvals=approvals_file,
         policy=WeaknessDecision(names={str(c.id): ", ".join(c.keywords[:3]) for c in failure_clusters.clusters}),
         policy_note="policy: name each cluster by its top keywords",
         description=review_text.clusters(failure_clusters),
+        offered=[str(cluster.id) for cluster in failure_clusters.clusters],
     )
     failure_clusters = failure_clusters.model_copy(
         update={

@@ -165,11 +165,18 @@ class RobustnessReport(PersistedModel):
 
 
 class Decision(DomainModel):
+    """One review decision of one run, with who took it, how, and when."""
+
     step: str
     decided_by: Literal["person", "policy"]
     decision: dict[str, Any]
     note: str = ""
     reviewer: str = Field(default="", description="The person's name as they gave it in the form, if any.")
+    source: Literal["prefect-ui", "approvals-file", "policy", "unknown"] = Field(
+        default="unknown", description="Where the decision came from."
+    )
+    run_id: str = Field(default="", description="The run the decision belongs to; another run never reuses it.")
+    decided_at: str = Field(default="", description="When it was taken (UTC, ISO 8601).")
 
 
 class WorkflowSummary(PersistedModel):

@@ -1,9 +1,13 @@
 """Reviewer decisions of the MRM workflow, from a person (Prefect UI form or an approvals file) or a policy.
 
-Decisions are stored in ``<out>/decisions/<step>.json`` as they are made, so a rerun after a crash reuses
-them instead of asking the reviewer again.
+Decisions are stored per run in ``<out>/decisions/<run id>/<step>.json`` as they are made, so resuming the
+same run after a crash reuses them instead of asking the reviewer again, while a new run in the same output
+folder asks again and never inherits another run's decisions. A decision names the reviewer, its source and
+when it was taken; before it is accepted it is checked against what the step offered (``check_decision``).
 """
 
+from collections.abc import Collection, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -64,17 +68,58 @@ def load_approvals(path: Path) -> ApprovalsFile:
         raise ValueError(f"{path}: {problems} (steps: {', '.join(STEPS)})") from None
 
 
-class DecisionStore:
-    """Decisions already taken in this run, kept in the run's output folder."""
+class DecisionError(ValueError):
+    """A decision that names what the step did not offer (a mistyped case key, an unknown topic id)."""
 
-    def __init__(self, out_dir: Path) -> None:
-        self.folder = out_dir / "decisions"
+
+DECISION_FIELDS = {
+    "topic-modeling": ("excluded_topic_ids", "topic id"),
+    "test-validation": ("excluded_case_keys", "test case key"),
+    "calibration": ("passed_item_ids", "review item id"),
+    "failure-clustering": ("names", "cluster id"),
+}
+
+
+def check_decision(step: str, decision: Mapping[str, Any], offered: Collection[str]) -> None:
+    """Raise ``DecisionError`` naming the field and the unknown values when ``decision`` refers to anything
+    the step did not offer (``offered``: the ids, keys or names shown to the reviewer, as strings)."""
+    fields = ["passed_item_ids", "failed_item_ids"] if step == "calibration" else [DECISION_FIELDS[step][0]]
+    what = DECISION_FIELDS[step][1]
+    known = set(offered)
+    for name in fields:
+        values = decision.get(name) or []
+        unknown = [str(value) for value in values if str(value) not in known]
+        if unknown:
+            listed = ", ".join(repr(value) for value in unknown[:5])
+            raise DecisionError(f"{name}: unknown {what}(s) {listed}; the step offered {len(known)} ({_sample(known)})")
+    if step == "calibration":
+        both = set(decision.get("passed_item_ids") or []) & set(decision.get("failed_item_ids") or [])
+        if both:
+            raise DecisionError(f"passed_item_ids and failed_item_ids both list {sorted(both)[:3]}")
+
+
+def _sample(known: Collection[str]) -> str:
+    shown = sorted(known)[:5]
+    return ", ".join(shown) + (", ..." if len(known) > 5 else "") if shown else "none"
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class DecisionStore:
+    """Decisions already taken in one run, kept in the output folder under the run's id."""
+
+    def __init__(self, out_dir: Path, run_id: str) -> None:
+        self.run_id = run_id
+        self.folder = out_dir / "decisions" / run_id
 
     def get(self, step: str) -> Decision | None:
         path = self.folder / f"{step}.json"
         return Decision.model_validate_json(path.read_text(encoding="utf-8")) if path.exists() else None
 
     def put(self, decision: Decision) -> Decision:
+        decision = decision.model_copy(update={"run_id": self.run_id, "decided_at": decision.decided_at or _now()})
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / f"{decision.step}.json").write_text(decision.model_dump_json(indent=2), encoding="utf-8")
         return decision
@@ -89,21 +134,31 @@ def decide(
     approvals: ApprovalsFile | None,
     policy: DomainModel,
     note: str,
+    offered: Collection[str] | None = None,
 ) -> Decision:
-    """A stored decision if any, else the approvals file's (a person's), else the policy's."""
+    """A stored decision of this run if any, else the approvals file's (a person's, checked against
+    ``offered`` first: a bad one fails here, naming the file's step and field, and is not stored), else the
+    policy's."""
     stored = store.get(step)
     if stored is not None:
         return stored
     given = approvals.for_step(step) if approvals is not None else None
     if given is not None:
-        return store.put(
-            Decision(step=step, decided_by="person", decision=given.model_dump(), note="from the approvals file")
-        )
-    return store.put(Decision(step=step, decided_by="policy", decision=policy.model_dump(), note=note))
+        if offered is not None:
+            try:
+                check_decision(step, given.model_dump(), offered)
+            except DecisionError as error:
+                raise DecisionError(f"approvals file, step {step!r}: {error}") from None
+        decision = Decision(step=step, decided_by="person", decision=given.model_dump(),
+                            note="from the approvals file", source="approvals-file")  # fmt: skip
+        return store.put(decision)
+    return store.put(Decision(step=step, decided_by="policy", decision=policy.model_dump(), note=note, source="policy"))
 
 
-def record_person(store: DecisionStore, step: str, decision: dict[str, Any], reviewer: str = "") -> Decision:
-    note = f"in the Prefect UI{f' by {reviewer}' if reviewer else ''}"
-    return store.put(Decision(step=step, decided_by="person", decision=decision, note=note, reviewer=reviewer))
+def record_person(store: DecisionStore, step: str, decision: dict[str, Any], reviewer: str) -> Decision:
+    note = f"in the Prefect UI by {reviewer}"
+    return store.put(
+        Decision(step=step, decided_by="person", decision=decision, note=note, reviewer=reviewer, source="prefect-ui")
+    )
 
 

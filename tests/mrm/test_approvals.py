@@ -3,14 +3,23 @@ from pathlib import Path
 
 import pytest
 
-from assay.mrm.approvals import CaseDecision, DecisionStore, TopicDecision, decide, load_approvals, record_person
+from assay.mrm.approvals import (
+    CaseDecision,
+    DecisionError,
+    DecisionStore,
+    TopicDecision,
+    check_decision,
+    decide,
+    load_approvals,
+    record_person,
+)
 
 
 def test_file_decisions_are_a_persons_and_policy_fills_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "approvals.json"
     path.write_text(json.dumps({"topic-modeling": {"excluded_topic_ids": [2, 5]}}))
     approvals = load_approvals(path)
-    store = DecisionStore(tmp_path / "out")
+    store = DecisionStore(tmp_path / "out", "run-1")
     topics = decide("topic-modeling", store, approvals, TopicDecision(), "policy: keep all")
     cases = decide("test-validation", store, approvals, CaseDecision(excluded_case_keys=["x"]), "policy: outliers")
     assert (topics.decided_by, topics.decision) == ("person", {"excluded_topic_ids": [2, 5]})
@@ -22,12 +31,37 @@ def test_file_decisions_are_a_persons_and_policy_fills_the_rest(tmp_path: Path) 
     assert [d.step for d in store.all()] == ["topic-modeling", "test-validation"]
 
 
-def test_a_stored_decision_is_reused_on_rerun(tmp_path: Path) -> None:
-    store = DecisionStore(tmp_path)
-    record_person(store, "test-validation", {"excluded_case_keys": ["a"]}, reviewer="ana")
-    again = decide("test-validation", store, None, CaseDecision(excluded_case_keys=["b"]), "policy")
+def test_a_stored_decision_is_reused_when_the_same_run_resumes_and_never_by_another_run(tmp_path: Path) -> None:
+    record_person(DecisionStore(tmp_path, "run-1"), "test-validation", {"excluded_case_keys": ["a"]}, reviewer="ana")
+    policy = CaseDecision(excluded_case_keys=["b"])
+    again = decide("test-validation", DecisionStore(tmp_path, "run-1"), None, policy, "p")
     assert again.decided_by == "person" and again.decision == {"excluded_case_keys": ["a"]}
-    assert again.note == "in the Prefect UI by ana"
+    assert (again.note, again.reviewer, again.source) == ("in the Prefect UI by ana", "ana", "prefect-ui")
+    assert again.run_id == "run-1"
+    assert again.decided_at.endswith("+00:00")
+    other = decide("test-validation", DecisionStore(tmp_path, "run-2"), None, policy, "p")
+    assert (other.decided_by, other.decision, other.run_id) == ("policy", {"excluded_case_keys": ["b"]}, "run-2")
+
+
+def test_a_decision_naming_what_the_step_did_not_offer_is_refused() -> None:
+    check_decision("test-validation", {"excluded_case_keys": ["a"]}, ["a", "b"])
+    with pytest.raises(DecisionError, match=r"excluded_case_keys: unknown test case key\(s\) 'c'"):
+        check_decision("test-validation", {"excluded_case_keys": ["a", "c"]}, ["a", "b"])
+    with pytest.raises(DecisionError, match="topic id"):
+        check_decision("topic-modeling", {"excluded_topic_ids": [7]}, ["0", "1"])
+    with pytest.raises(DecisionError, match="cluster id"):
+        check_decision("failure-clustering", {"names": {"9": "fees"}}, ["0"])
+    with pytest.raises(DecisionError, match="both list"):
+        check_decision("calibration", {"passed_item_ids": ["x"], "failed_item_ids": ["x"]}, ["x"])
+
+
+def test_a_bad_approvals_file_decision_fails_naming_the_step_and_field_and_is_not_stored(tmp_path: Path) -> None:
+    path = tmp_path / "approvals.json"
+    path.write_text(json.dumps({"test-validation": {"excluded_case_keys": ["typo"]}}))
+    store = DecisionStore(tmp_path / "out", "run-1")
+    with pytest.raises(DecisionError, match="approvals file, step 'test-validation': excluded_case_keys: unknown"):
+        decide("test-validation", store, load_approvals(path), CaseDecision(), "policy", offered=["a", "b"])
+    assert store.get("test-validation") is None
 
 
 @pytest.mark.parametrize(

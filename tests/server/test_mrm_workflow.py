@@ -105,13 +105,16 @@ def test_every_review_pause_is_resumed_through_the_api(server, corpus: Path, tmp
         return runs[0] if runs else None
 
     def answer(step: int) -> dict:
-        """What the reviewer types in the form of the step-th pause (read only once that step is reached)."""
+        """What the reviewer types in the form of the step-th pause (read only once that step is reached): the
+        second pause gets a mistyped case key, so the form opens again and the third pause is the correction."""
         if step == 0:
             return {"excluded_topic_ids": [], "reviewer": "ana"}
         if step == 1:
+            return {"excluded_case_keys": ["no-such-case"], "reviewer": "ana"}
+        if step == 2:
             suite = json.loads((out / "test-generation" / "suite.json").read_text())
             return {"excluded_case_keys": [suite["tests"][0]["test_cases"][0]["key"]], "reviewer": "ana"}
-        if step == 2:
+        if step == 3:
             items = json.loads((out / "calibration" / "review_items.json").read_text())
             return {
                 "passed_item_ids": [items[0]["item_id"]],
@@ -127,7 +130,7 @@ def test_every_review_pause_is_resumed_through_the_api(server, corpus: Path, tmp
         return run if run is not None and run.state.id not in answered_states else None
 
     with temporary_settings({PREFECT_API_URL: server[0]}):
-        for step in range(4):
+        for step in range(5):
             wait_for(lambda: new_pause() is not None, process, tmp_path, f"pause {step + 1}")
             run = new_pause()
             answered_states.add(run.state.id)
@@ -137,6 +140,7 @@ def test_every_review_pause_is_resumed_through_the_api(server, corpus: Path, tmp
     decisions = {d["step"]: d for d in json.loads((out / "workflow_summary.json").read_text())["decisions"]}
     assert {step: d["decided_by"] for step, d in decisions.items()} == dict.fromkeys(decisions, "person")
     excluded = decisions["test-validation"]["decision"]["excluded_case_keys"]
+    assert excluded != ["no-such-case"] and decisions["test-validation"]["reviewer"] == "ana"
     lab_keys = {
         row["test_case"]["key"]
         for row in json.loads((out / "automated-evaluation" / "test_lab.json").read_text())["rows"]
