@@ -155,19 +155,19 @@ class JudgeClient:
     async def _judged(self, template: JudgeTemplate, messages: list[dict[str, str]], repeat: int) -> dict[str, Any]:
         """The outcome fields of a ``JudgeCall``: verdict or error, raw reply, tokens, cost, time, attempts."""
         assert self.semaphore is not None, "JudgeClient.ask must run inside JudgeClient.run"
-        outcome: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "attempts": 0, "latency_s": 0.0}
+        outcome = new_outcome()
         conversation = list(messages)
         async with self.semaphore:
             for round_ in range(2):  # the question, then at most one repair request
                 mode = self.mode
                 try:
                     reply = await self._call(template, conversation, repeat, outcome)
-                except _Failure as failure:
+                except CallFailed as failure:
                     if failure.kind == "client_error" and mode == "auto" and self.mode == "auto":
                         self.mode = "prompt"  # the server refuses response_format: the schema is in the prompt
                         try:
                             reply = await self._call(template, conversation, repeat, outcome)
-                        except _Failure as again:
+                        except CallFailed as again:
                             return outcome | {"error": again.message, "error_kind": again.kind}
                     else:
                         return outcome | {"error": failure.message, "error_kind": failure.kind}
@@ -190,31 +190,43 @@ class JudgeClient:
         self, template: JudgeTemplate, messages: list[dict[str, str]], repeat: int, outcome: dict[str, Any]
     ) -> ChatReply:
         sent = "\n".join(message["content"] for message in messages)
+        reply = await self.call(lambda: self._complete(template, messages, repeat), sent, ChatReply.tokens, outcome)
+        input_tokens = reply.input_tokens if reply.input_tokens is not None else count_tokens(sent)
+        output_tokens = reply.output_tokens if reply.output_tokens is not None else count_tokens(reply.content)
+        self.settle(outcome, reply.model, input_tokens, output_tokens)
+        return reply
+
+    async def call(
+        self, request: Callable[[], Awaitable[T]], sent: str, tokens_used: Callable[[T], int], outcome: dict[str, Any]
+    ) -> T:
+        """One request to the endpoint under the client's call policy (breaker, rate limits, time-out, retries),
+        shared by every kind of judge request. Adds its attempts and time to ``outcome``; a failure retries did
+        not cure raises ``CallFailed`` with its kind."""
         estimate = count_tokens(sent) if self.limits.counts_tokens else 0
         try:
-            reply, latency, attempts = await call_with_policy(
-                lambda: self._complete(template, messages, repeat), self.policy, self.breaker, self.limits,
-                estimate, ChatReply.tokens,
-            )  # fmt: skip
+            result, latency, attempts = await call_with_policy(
+                request, self.policy, self.breaker, self.limits, estimate, tokens_used
+            )
         except HostError as error:
             outcome["attempts"] += error.attempts
-            raise _Failure(describe_error(str(error)), error.kind) from None
+            raise CallFailed(describe_error(str(error)), error.kind) from None
         except CircuitOpen as paused:
-            raise _Failure(str(paused), "circuit_open") from None
+            raise CallFailed(str(paused), "circuit_open") from None
         except RetriesExhausted as failure:
             outcome["attempts"] += failure.attempts
             message = describe_error(f"{type(failure.error).__name__}: {failure.error}")
-            raise _Failure(f"{message} (after {failure.attempts} attempts)", error_kind(failure.error)) from None
+            raise CallFailed(f"{message} (after {failure.attempts} attempts)", error_kind(failure.error)) from None
         outcome["attempts"] += attempts
         outcome["latency_s"] = round(outcome["latency_s"] + latency, 6)
-        input_tokens = reply.input_tokens if reply.input_tokens is not None else count_tokens(sent)
-        output_tokens = reply.output_tokens if reply.output_tokens is not None else count_tokens(reply.content)
+        return result
+
+    def settle(self, outcome: dict[str, Any], model: str | None, input_tokens: int, output_tokens: int) -> None:
+        """Add one answered request's tokens to ``outcome``, and their cost where the price table has the model."""
         outcome["input_tokens"] += input_tokens
         outcome["output_tokens"] += output_tokens
-        price = price_for(self.endpoint.prices, reply.model, self.endpoint.model)
+        price = price_for(self.endpoint.prices, model, self.endpoint.model)
         if price is not None:
             outcome["cost"] = round((outcome.get("cost") or 0.0) + cost_of(price, input_tokens, output_tokens), 8)
-        return reply
 
     async def _complete(self, template: JudgeTemplate, messages: list[dict[str, str]], repeat: int) -> ChatReply:
         endpoint = self.endpoint
@@ -245,7 +257,14 @@ class JudgeClient:
         return parse_reply(body)
 
 
-class _Failure(Exception):
+def new_outcome() -> dict[str, Any]:
+    """The outcome fields of a ``JudgeCall`` before any request: nothing spent yet."""
+    return {"input_tokens": 0, "output_tokens": 0, "attempts": 0, "latency_s": 0.0}
+
+
+class CallFailed(Exception):
+    """A judge request that gave no answer (retries did not cure it), with its failure kind."""
+
     def __init__(self, message: str, kind: str) -> None:
         super().__init__(message)
         self.message = message

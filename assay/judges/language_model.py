@@ -15,14 +15,10 @@ from typing import Any
 
 import openai
 
-from assay.calls.breaker import CircuitOpen
-from assay.calls.errors import HostError, describe_error, error_kind
 from assay.calls.openai_errors import openai_failure
-from assay.calls.pricing import cost_of, price_for
-from assay.calls.retry import RetriesExhausted, call_with_policy
 from assay.calls.tokens import count_tokens
 from assay.judges.cache import cache_key
-from assay.judges.client import ChatReply, JudgeClient, bounded, parse_reply
+from assay.judges.client import CallFailed, ChatReply, JudgeClient, bounded, new_outcome, parse_reply
 from assay.models.judges import JudgeAccount, JudgeCall
 
 COMPLETION = "completion"
@@ -120,31 +116,15 @@ class JudgeLanguageModel:
         """The reply's text with its tokens, cost, time and attempts, or ``error`` and ``error_kind``."""
         client = self.client
         sent = "\n".join(message["content"] for message in messages)
-        estimate = count_tokens(sent) if client.limits.counts_tokens else 0
-        outcome: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "attempts": 0, "latency_s": 0.0}
+        outcome = new_outcome()
         try:
-            reply, latency, attempts = await call_with_policy(
-                lambda: self._chat(messages, temperature), client.policy, client.breaker, client.limits, estimate,
-                ChatReply.tokens,
-            )  # fmt: skip
-        except HostError as error:
-            return outcome | {"attempts": error.attempts, "error": describe_error(str(error)), "error_kind": error.kind}
-        except CircuitOpen as paused:
-            return outcome | {"error": str(paused), "error_kind": "circuit_open"}
-        except RetriesExhausted as failure:
-            message = describe_error(f"{type(failure.error).__name__}: {failure.error}")
-            return outcome | {
-                "attempts": failure.attempts,
-                "error": f"{message} (after {failure.attempts} attempts)",
-                "error_kind": error_kind(failure.error),
-            }
+            reply = await client.call(lambda: self._chat(messages, temperature), sent, ChatReply.tokens, outcome)
+        except CallFailed as failure:
+            return outcome | {"error": failure.message, "error_kind": failure.kind}
         input_tokens = reply.input_tokens if reply.input_tokens is not None else count_tokens(sent)
         output_tokens = reply.output_tokens if reply.output_tokens is not None else count_tokens(reply.content)
-        outcome |= {"attempts": attempts, "latency_s": round(latency, 6), "input_tokens": input_tokens,
-                    "output_tokens": output_tokens, "raw_reply": bounded(reply.content)}  # fmt: skip
-        price = price_for(client.endpoint.prices, reply.model, client.endpoint.model)
-        if price is not None:
-            outcome["cost"] = round(cost_of(price, input_tokens, output_tokens), 8)
+        client.settle(outcome, reply.model, input_tokens, output_tokens)
+        outcome["raw_reply"] = bounded(reply.content)
         if reply.content.startswith(_REFUSAL):
             refusal = reply.content.removeprefix(_REFUSAL)
             return outcome | {"error": f"the model refused: {refusal}", "error_kind": "refusal"}

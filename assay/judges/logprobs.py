@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import openai
 
-from assay.calls.breaker import CircuitOpen
-from assay.calls.errors import HostError, describe_error, error_kind
+from assay.calls.errors import HostError, describe_error
 from assay.calls.openai_errors import openai_failure
-from assay.calls.pricing import cost_of, price_for
-from assay.calls.retry import RetriesExhausted, call_with_policy
 from assay.calls.statuses import token_count
 from assay.calls.tokens import count_tokens
 from assay.judges.cache import cache_key
+from assay.judges.client import CallFailed, new_outcome
 from assay.judges.templates import JudgeTemplate
 from assay.models.judges import JudgeCall
 
@@ -37,13 +35,6 @@ _PROBE_CONTINUATION = " the bank is open today."
 _PROBE_ATTRIBUTE = "_logprobs_unavailable"
 _UNSUPPORTED_KINDS = ("not_found", "client_error", "no_logprobs")
 """Failures that mean the endpoint cannot give prompt log-probabilities (no route, echo/logprobs refused)."""
-
-
-class _Failure(Exception):
-    def __init__(self, message: str, kind: str) -> None:
-        super().__init__(message)
-        self.message = message
-        self.kind = kind
 
 
 def logprobs_unavailable(client: "JudgeClient") -> str | None:
@@ -118,30 +109,16 @@ async def _fresh_call(client: "JudgeClient", prefix: str, continuation: str, rep
 async def _outcome(client: "JudgeClient", prefix: str, continuation: str) -> dict[str, Any]:
     """The outcome fields of a ``JudgeCall``: verdict or error, the scored tokens as raw reply, usage, time."""
     prompt = prefix + continuation
-    outcome: dict[str, Any] = {"input_tokens": 0, "output_tokens": 0, "attempts": 0, "latency_s": 0.0}
-    estimate = count_tokens(prompt) if client.limits.counts_tokens else 0
+    outcome = new_outcome()
     try:
-        (body, usage, model), latency, attempts = await call_with_policy(
-            lambda: _complete(client, prompt), client.policy, client.breaker, client.limits, estimate,
-            _tokens_used,
-        )  # fmt: skip
-    except HostError as error:
-        return outcome | {"attempts": error.attempts, "error": describe_error(str(error)), "error_kind": error.kind}
-    except CircuitOpen as paused:
-        return outcome | {"error": str(paused), "error_kind": "circuit_open"}
-    except RetriesExhausted as failure:
-        message = describe_error(f"{type(failure.error).__name__}: {failure.error}")
-        return outcome | {"attempts": failure.attempts, "error": f"{message} (after {failure.attempts} attempts)",
-                          "error_kind": error_kind(failure.error)}  # fmt: skip
-    input_tokens = token_count(usage.get("prompt_tokens"))
-    outcome.update(attempts=attempts, latency_s=round(latency, 6), input_tokens=input_tokens or count_tokens(prompt),
-                   output_tokens=token_count(usage.get("completion_tokens")) or 0)  # fmt: skip
-    price = price_for(client.endpoint.prices, model, client.endpoint.model)
-    if price is not None:
-        outcome["cost"] = round(cost_of(price, outcome["input_tokens"], outcome["output_tokens"]), 8)
+        body, usage, model = await client.call(lambda: _complete(client, prompt), prompt, _tokens_used, outcome)
+    except CallFailed as failure:
+        return outcome | {"error": failure.message, "error_kind": failure.kind}
+    input_tokens = token_count(usage.get("prompt_tokens")) or count_tokens(prompt)
+    client.settle(outcome, model, input_tokens, token_count(usage.get("completion_tokens")) or 0)
     try:
         tokens, logprobs = scored_tokens(body, len(prefix), len(prompt))
-    except _Failure as failure:
+    except CallFailed as failure:
         return outcome | {"raw_reply": describe_error(json.dumps(body)[:2000]), "error": failure.message,
                           "error_kind": failure.kind}  # fmt: skip
     outcome["raw_reply"] = describe_error(json.dumps({"tokens": tokens, "token_logprobs": logprobs}), 20_000)
@@ -182,25 +159,25 @@ def scored_tokens(logprobs: Any, start: int, end: int) -> tuple[list[str], list[
     """The tokens (and their log-probabilities) whose character offset lies in [start, end): the continuation,
     without the prefix and without the token the server generated after the echoed prompt."""
     if not isinstance(logprobs, dict):
-        raise _Failure("judge completions: 'logprobs' is not an object", "unparseable")
+        raise CallFailed("judge completions: 'logprobs' is not an object", "unparseable")
     tokens, values, offsets = (logprobs.get(name) for name in ("tokens", "token_logprobs", "text_offset"))
     if not (isinstance(tokens, list) and isinstance(values, list) and isinstance(offsets, list)):
-        raise _Failure(
+        raise CallFailed(
             "judge completions: 'logprobs' lacks the tokens, token_logprobs, text_offset lists", "unparseable"
         )
     if not len(tokens) == len(values) == len(offsets):
-        raise _Failure("judge completions: 'logprobs' lists differ in length", "unparseable")
+        raise CallFailed("judge completions: 'logprobs' lists differ in length", "unparseable")
     chosen: list[str] = []
     chosen_values: list[float] = []
     for token, value, offset in zip(tokens, values, offsets, strict=True):
         if not isinstance(offset, int) or not start <= offset < end:
             continue
         if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value) or value > 0:
-            raise _Failure(
+            raise CallFailed(
                 f"judge completions: token {token!r} has no usable log-probability ({value!r})", "unparseable"
             )
         chosen.append(str(token))
         chosen_values.append(float(value))
     if not chosen:
-        raise _Failure("judge completions: no token of the scored continuation in the reply's offsets", "unparseable")
+        raise CallFailed("judge completions: no token of the scored continuation in the reply's offsets", "unparseable")
     return chosen, chosen_values

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.judges.logprobs import NO_LOGPROBS, _Failure, scored_tokens
+from assay.judges.client import CallFailed
+from assay.judges.logprobs import NO_LOGPROBS, scored_tokens
 from assay.models import ConversationTurn, ModelHost, TestCase, TestLab, TestLabRow
 from evaluators import build_evaluator, evaluator_class, run_evaluator
 from evaluators._gptscore import Prompt, split_prompt
@@ -173,9 +174,9 @@ def test_scored_tokens_skip_the_prefix_and_the_generated_token() -> None:
         "text_offset": [0, 2, 4, 5],
     }
     assert scored_tokens(logprobs, 2, 5) == (["b ", "c"], [-1.0, -2.0])
-    with pytest.raises(_Failure, match="no usable log-probability"):
+    with pytest.raises(CallFailed, match="no usable log-probability"):
         scored_tokens(logprobs, 0, 5)
-    with pytest.raises(_Failure, match="no token"):
+    with pytest.raises(CallFailed, match="no token"):
         scored_tokens(logprobs, 5, 5)
-    with pytest.raises(_Failure, match="lacks"):
+    with pytest.raises(CallFailed, match="lacks"):
         scored_tokens({"tokens": "?"}, 0, 1)
