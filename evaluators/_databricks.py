@@ -209,3 +209,52 @@ def custom_template(
         )
     except ValueError as error:
         raise ValueError(f"{where}: parameter 'prompt' is not a usable template: {error}") from None
+
+
+CUSTOM_VARIABLES = ("request", "response", "expected_response", "retrieved_context")
+
+
+class CustomPromptJudge:
+    """What both custom judges share: the user's ``prompt`` becomes a template once, when the evaluator is built
+    (a bad prompt fails there, naming the parameter), its columns are named after ``assessment_name``, and each
+    optional variable the prompt uses is filled from the case, or the case is unscored naming what it lacks."""
+
+    template_id: ClassVar[str]
+    needed_variable: ClassVar[str]
+    """The variable every prompt of this judge must use."""
+    assessment_name: str
+    prompt: str
+    spec: ClassVar[Any]
+
+    def __post_init__(self) -> None:
+        self._template = custom_template(
+            template_id=self.template_id,
+            evaluator_id=self.spec.id,
+            assessment_name=self.assessment_name,
+            prompt=self.prompt,
+            allowed=CUSTOM_VARIABLES,
+            needed=self.needed_variable,
+        )
+
+    def template(self) -> "JudgeTemplate":
+        return self._template
+
+    def column_name(self) -> str:
+        return self.assessment_name
+
+    def prompt_values(self, case: CaseContext, values: dict[str, str]) -> dict[str, str]:
+        """``values`` completed with the other variables the prompt uses, restricted to those it uses."""
+        used = self._template.inputs
+        if "response" in used and "response" not in values:
+            if case.actual_output is None or not case.actual_output.strip():
+                raise Unscored("missing input: actual_output (the prompt uses {{ response }})")
+            values["response"] = case.actual_output
+        if "expected_response" in used and "expected_response" not in values:
+            if not case.expected_output.strip():
+                raise Unscored("missing input: expected_output (the prompt uses {{ expected_response }})")
+            values["expected_response"] = case.expected_output
+        if "retrieved_context" in used and "retrieved_context" not in values:
+            if not case.retrieved_context:
+                raise Unscored("missing input: retrieved_context (the prompt uses {{ retrieved_context }})")
+            values["retrieved_context"] = numbered_context(case)
+        return {name: value for name, value in values.items() if name in used}

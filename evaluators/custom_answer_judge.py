@@ -5,13 +5,11 @@ naming the parameter, not halfway through a run."""
 
 from dataclasses import dataclass, field
 
-from assay.judges.templates import JudgeTemplate
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._databricks import COMPLIANCE, RatingJudge, custom_template, numbered_context, rating_metric
-from evaluators.base import CaseContext, Unscored
+from evaluators._databricks import COMPLIANCE, CustomPromptJudge, RatingJudge, rating_metric
+from evaluators.base import CaseContext
 from evaluators.registry import register
 
-VARIABLES = ("request", "response", "expected_response", "retrieved_context")
 DEFAULT_PROMPT = (
     "Does the response give the user what the request asks for, staying on its subject?\n\n"
     "Request: {{ request }}\nResponse: {{ response }}"
@@ -20,7 +18,7 @@ DEFAULT_PROMPT = (
 
 @register
 @dataclass
-class CustomAnswerJudge(RatingJudge):
+class CustomAnswerJudge(CustomPromptJudge, RatingJudge):
     spec = EvaluatorSpec(
         id="custom_answer_judge",
         display_name="Custom answer judge",
@@ -55,6 +53,7 @@ class CustomAnswerJudge(RatingJudge):
         },
     }
     template_id = "databricks_custom_answer"
+    needed_variable = "response"
     assessment_name: str = field(
         default="answers_request",
         metadata={"description": "Name of the assessment in the columns: response/llm_judged/<assessment_name>/..."},
@@ -70,30 +69,5 @@ class CustomAnswerJudge(RatingJudge):
         default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
     )
 
-    def __post_init__(self) -> None:
-        self._template = custom_template(
-            template_id=self.template_id,
-            evaluator_id=self.spec.id,
-            assessment_name=self.assessment_name,
-            prompt=self.prompt,
-            allowed=VARIABLES,
-            needed="response",
-        )
-
-    def template(self) -> JudgeTemplate:
-        return self._template
-
-    def column_name(self) -> str:
-        return self.assessment_name
-
     def inputs(self, case: CaseContext) -> dict[str, str]:
-        values = {"request": case.question, "response": case.actual_output or ""}
-        if "expected_response" in self._template.inputs:
-            if not case.expected_output.strip():
-                raise Unscored("missing input: expected_output (the prompt uses {{ expected_response }})")
-            values["expected_response"] = case.expected_output
-        if "retrieved_context" in self._template.inputs:
-            if not case.retrieved_context:
-                raise Unscored("missing input: retrieved_context (the prompt uses {{ retrieved_context }})")
-            values["retrieved_context"] = numbered_context(case)
-        return {name: value for name, value in values.items() if name in self._template.inputs}
+        return self.prompt_values(case, {"request": case.question, "response": case.actual_output or ""})

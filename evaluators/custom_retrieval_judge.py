@@ -4,13 +4,11 @@ prompt ``retrieved_context`` is the one chunk being judged."""
 
 from dataclasses import dataclass, field
 
-from assay.judges.templates import JudgeTemplate
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._databricks import ChunkRatingJudge, custom_template
-from evaluators.base import CaseContext, Unscored
+from evaluators._databricks import ChunkRatingJudge, CustomPromptJudge
+from evaluators.base import CaseContext
 from evaluators.registry import register
 
-VARIABLES = ("request", "response", "expected_response", "retrieved_context")
 DEFAULT_PROMPT = (
     "Does this retrieved passage hold information that helps answer the request?\n\n"
     "Request: {{ request }}\nPassage: {{ retrieved_context }}"
@@ -19,7 +17,7 @@ DEFAULT_PROMPT = (
 
 @register
 @dataclass
-class CustomRetrievalJudge(ChunkRatingJudge):
+class CustomRetrievalJudge(CustomPromptJudge, ChunkRatingJudge):
     spec = EvaluatorSpec(
         id="custom_retrieval_judge",
         display_name="Custom retrieval judge",
@@ -58,6 +56,7 @@ class CustomRetrievalJudge(ChunkRatingJudge):
         },
     }
     template_id = "databricks_custom_retrieval"
+    needed_variable = "retrieved_context"
     assessment_name: str = field(
         default="chunk_helps_request",
         metadata={"description": "Name of the assessment in the columns: retrieval/llm_judged/<assessment_name>/..."},
@@ -74,30 +73,5 @@ class CustomRetrievalJudge(ChunkRatingJudge):
         default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
     )
 
-    def __post_init__(self) -> None:
-        self._template = custom_template(
-            template_id=self.template_id,
-            evaluator_id=self.spec.id,
-            assessment_name=self.assessment_name,
-            prompt=self.prompt,
-            allowed=VARIABLES,
-            needed="retrieved_context",
-        )
-
-    def template(self) -> JudgeTemplate:
-        return self._template
-
-    def column_name(self) -> str:
-        return self.assessment_name
-
     def chunk_inputs(self, case: CaseContext, chunk: str) -> dict[str, str]:
-        values = {"request": case.question, "retrieved_context": chunk}
-        if "response" in self._template.inputs:
-            if case.actual_output is None or not case.actual_output.strip():
-                raise Unscored("missing input: actual_output (the prompt uses {{ response }})")
-            values["response"] = case.actual_output
-        if "expected_response" in self._template.inputs:
-            if not case.expected_output.strip():
-                raise Unscored("missing input: expected_output (the prompt uses {{ expected_response }})")
-            values["expected_response"] = case.expected_output
-        return {name: value for name, value in values.items() if name in self._template.inputs}
+        return self.prompt_values(case, {"request": case.question, "retrieved_context": chunk})
