@@ -155,7 +155,6 @@ class ChunkRatingJudge(JudgedEvaluator):
 
 
 _ASSESSMENT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
-_SINGLE_BRACES = re.compile(r"(?<!\{)\{\s*([A-Za-z_]\w*)\s*\}(?!\})")
 _PLAIN_REFERENCE = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}")
 CUSTOM_SYSTEM = (
     "You are an assessor of an AI assistant. Its owner wrote the assessment below; the data it refers to is "
@@ -174,7 +173,7 @@ def custom_template(
     version is a short hash of the prompt, so an edited prompt never reuses cached verdicts of the old one. A
     bad name or prompt is a ``ValueError`` naming the parameter.
     """
-    from assay.judges.templates import JudgeTemplate
+    from assay.judges.templates import JudgeTemplate, double_braces
 
     where = f"evaluator {evaluator_id!r}"
     if not _ASSESSMENT_NAME.match(assessment_name):
@@ -184,7 +183,7 @@ def custom_template(
         )
     if not prompt.strip():
         raise ValueError(f"{where}: parameter 'prompt' is empty; write the assessment, using {{{{ {needed} }}}}")
-    text = _SINGLE_BRACES.sub(r"{{ \1 }}", prompt.strip())
+    text = double_braces(prompt.strip())
     if "{{" in _PLAIN_REFERENCE.sub("", text) or "{%" in text or "{#" in text:
         raise ValueError(f"{where}: parameter 'prompt' may only refer to variables as {{{{ name }}}}, without "
                          "filters, expressions or statements")  # fmt: skip

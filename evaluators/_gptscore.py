@@ -21,7 +21,6 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from assay.judges.logprobs import continuation_logprobs, logprobs_unavailable
 from assay.judges.templates import template
 from assay.models.evaluation import MetricMeta
 from assay.models.judges import JudgeCall
@@ -104,6 +103,8 @@ class GPTScoreEvaluator(JudgedEvaluator):
         reason = super().unavailable_reason()
         if reason is not None or self.services.judge is None:
             return reason
+        from assay.judges.logprobs import logprobs_unavailable  # the openai client loads only when judging
+
         return logprobs_unavailable(self.services.judge)
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
@@ -113,6 +114,8 @@ class GPTScoreEvaluator(JudgedEvaluator):
         async def measure(aspect: Aspect, prompt: Prompt) -> JudgeCall:
             template_id = aspect.template_id(self.family)
             prefix, continuation = split_prompt(template_id, prompt)
+            from assay.judges.logprobs import continuation_logprobs
+
             return await continuation_logprobs(
                 ask.client, template(template_id), prefix, continuation,
                 step=f"{aspect.key}: {prompt.direction}", repeat=ask.repeat,

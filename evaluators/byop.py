@@ -11,20 +11,21 @@ retrieved chunk is also judged in the answer's place (the manual's retrieval fai
 
 import asyncio
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 import jinja2.meta
 
-from assay.judges.templates import JudgeTemplate, TemplateError
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._binary_judge import binary_scores, retrieval_verdict
 from evaluators._judged import CaseJudge, JudgedEvaluator
 from evaluators.base import CaseContext, Scored
 from evaluators.registry import register
+
+if TYPE_CHECKING:
+    from assay.judges.templates import JudgeTemplate
 
 VARIABLES = {
     "question": "question",
@@ -33,7 +34,6 @@ VARIABLES = {
     "actual_answer": "actual_output",
 }
 """Prompt variable -> the case input it reads."""
-_SINGLE_BRACES = re.compile(r"(?<!\{)\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}(?!\})")
 DEFAULT_PROMPT = """Decide whether the actual answer responds to the question helpfully and on topic.
 
 <question>
@@ -84,12 +84,14 @@ def binary_judge_metrics(names: Sequence[str], check: str) -> list[MetricMeta]:
     ]
 
 
-def prompt_template(prompt: str) -> JudgeTemplate:
+def prompt_template(prompt: str) -> "JudgeTemplate":
     """The judge template for a user's prompt; ``ValueError`` naming the ``prompt`` parameter when unusable."""
+    from assay.judges.templates import JudgeTemplate, TemplateError, double_braces, single_brace_names
+
     if not prompt.strip():
         raise ValueError("byop parameter 'prompt' is empty: give the instructions the judge should follow")
-    unknown = sorted({name for name in _SINGLE_BRACES.findall(prompt) if name not in VARIABLES})
-    text = _SINGLE_BRACES.sub(lambda match: "{{ " + match.group(1) + " }}", prompt)
+    unknown = sorted({name for name in single_brace_names(prompt) if name not in VARIABLES})
+    text = double_braces(prompt)
     try:
         used = jinja2.meta.find_undeclared_variables(jinja2.Environment().parse(text))
     except jinja2.TemplateSyntaxError as error:

@@ -9,6 +9,7 @@ so the judge can tell instructions from data. The id and version of every templa
 
 import hashlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -22,6 +23,19 @@ from jsonschema.exceptions import SchemaError
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
+
+
+_SINGLE_BRACES = re.compile(r"(?<!\{)\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}(?!\})")
+
+
+def single_brace_names(prompt: str) -> list[str]:
+    """The ``{variable}`` references of a user's prompt (the manual's notation), in order."""
+    return _SINGLE_BRACES.findall(prompt)
+
+
+def double_braces(prompt: str) -> str:
+    """A user's prompt with the manual's ``{variable}`` references written as Jinja's ``{{ variable }}``."""
+    return _SINGLE_BRACES.sub(lambda match: "{{ " + match.group(1) + " }}", prompt)
 
 
 class TemplateError(ValueError):
