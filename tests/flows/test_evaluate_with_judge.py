@@ -113,3 +113,26 @@ def test_alignment_with_a_reviewers_labels(tmp_path: Path, judge: JudgeServer, m
     bad.write_text("test_case_key,label\ncase-1,maybe\n")
     result = runner.invoke(app, ["judges", "align", "--results", str(tmp_path / "run"), "--labels", str(bad)])
     assert result.exit_code == 2 and "bad.csv: line 2" in result.output
+
+
+def test_cascade_and_repeats_from_the_command_line(
+    tmp_path: Path, judge: JudgeServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ASSAY_E2E_JUDGE_KEY", SECRET)
+    judge_file = str(_judge_file(tmp_path, judge))
+    output = _evaluate(tmp_path / "run", "--evaluators", "correctness", "--judge", judge_file,
+                       "--judge-cascade", "--judge-band", "0.1", "--judge-repeats", "2")  # fmt: skip
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["judge"]["options"] | {"budget": None} == {"repeats": 2, "cascade": True, "band": 0.1,
+                                                               "budget": None}  # fmt: skip
+    section = summary["judge"]["evaluators"]["correctness"]
+    cascade = section["cascade"]
+    assert cascade["proxy"] == "answer_semantic_similarity" and cascade["decided_offline"] > 0
+    assert section["account"]["saved_by_cascade"] == cascade["decided_offline"]
+    assert "decided offline by the cascade" in output.replace("\n", " ")
+    rows = json.loads((tmp_path / "run" / "correctness" / "results.json").read_text())["results"]
+    judged = [row for row in rows if row.get("details", {}).get("judge")]
+    assert len(judged) == cascade["sent_to_judge"]
+    assert all(row["details"]["judge_repeats"]["repeats"] == 2 for row in judged if row["unscored_reason"] is None)
+    offline = [row for row in rows if (row["unscored_reason"] or "").startswith("cascade: decided offline")]
+    assert len(offline) == cascade["decided_offline"]
