@@ -26,6 +26,8 @@ demo: install
 	$(BIN)/assay demo --out demo-output
 
 test: install
+	# browser tests drive the machine's Debian chromium (Playwright never downloads one)
+	test -x /usr/bin/chromium || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
 	$(BIN)/ruff check .
 	# pytest exits 5 when it collects no tests: not a failure of the build
 	$(BIN)/python -m pytest -q || [ $$? -eq 5 ]

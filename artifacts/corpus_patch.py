@@ -74,8 +74,8 @@ def build_corpus_patch(
     perturbed = {row.row_key: row for other in perturbed_labs for row in other.rows}
     originals = {row.test_case.key: row.test_case for row in lab.rows}
     failed_metrics = _failed_metrics(calibration, results) if calibration else {}
-    # With no person in the loop the labels come from the calibration policy: say so rather than claim a reviewer.
-    judge = "review policy" if calibration and calibration.decided_by == "policy" else "reviewer"
+    # Only a person's labels reach the patch (an unattended run labels nothing); name who passed the answer.
+    judge = f"reviewer ({', '.join(calibration.reviewers)})" if calibration and calibration.reviewers else "reviewer"
     builder = _EntryBuilder()
     for row_key in calibration.human_passed_failures if calibration else []:
         row = rows.get(row_key)

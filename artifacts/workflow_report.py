@@ -1,7 +1,8 @@
 """The MRM workflow report data (seed 002 "Workflow report": the steps evaluated, the results, the defects
 found): a JSON-ready dict that the reporting code renders. One section per step, in workflow order, with its
-status, key numbers, the decisions taken and who took them (a person or the policy), so an auditor can tell
-what was judged by people. A step whose output is missing is reported as not run, never silently left out.
+status, key numbers, the decisions taken and who took them (a person or the policy), plus the threshold book
+(every threshold with who or what set it), so an auditor can tell what was judged by people. A step whose
+output is missing is reported as not run, never silently left out.
 Pure builder, no I/O."""
 
 from collections import Counter
@@ -24,6 +25,7 @@ from assay.models.mrm import (
     WeaknessReport,
     WorkflowSummary,
 )
+from assay.models.thresholds import ThresholdBook
 
 STEP_TITLES = {
     "topic-modeling": "Topic modeling",
@@ -55,32 +57,36 @@ def build_workflow_report(
     weaknesses: WeaknessReport | None = None,
     robustness: Sequence[RobustnessReport] | None = None,
     decisions: Sequence[Decision] | None = None,
+    thresholds: ThresholdBook | None = None,
     actionable_artifacts: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """``decisions`` defaults to the summary's; ``actionable_artifacts`` names the corpus patch, prompt extension
-    and guardrail files published with the report."""
+    """``decisions`` defaults to the summary's; ``thresholds`` is the run's threshold book (the thresholds every
+    verdict of the report was taken at, with their provenance); ``actionable_artifacts`` names the corpus
+    patch, prompt extension and guardrail files published with the report."""
     taken = list(summary.decisions if decisions is None else decisions)
     outputs: dict[str, Callable[[], Numbers] | None] = {
-        "topic-modeling": None if topics is None else lambda: _topics(topics),
+        "topic-modeling": None if topics is None else lambda: topic_numbers(topics),
         "test-generation": None if lab is None else lambda: _generation(lab),
-        "test-validation": None if validation is None else lambda: _validation(validation),
+        "test-validation": None if validation is None else lambda: validation_numbers(validation),
         "automated-evaluation": None if results is None else lambda: _evaluation(lab, results, problems, insights),
-        "calibration": None if calibration is None else lambda: _calibration(calibration),
-        "failure-clustering": None if clusters is None else lambda: _clusters(clusters),
+        "calibration": None if calibration is None else lambda: calibration_numbers(calibration),
+        "failure-clustering": None if clusters is None else lambda: cluster_numbers(clusters),
         "weakness-detection": None if weaknesses is None else lambda: _weaknesses(weaknesses),
         "robustness-input-variations": (
-            None if robustness is None else lambda: _robustness(robustness, "input_variations")
+            None if robustness is None else lambda: robustness_numbers(robustness, "input_variations")
         ),
-        "robustness-adversarial": None if robustness is None else lambda: _robustness(robustness, "adversarial"),
+        "robustness-adversarial": None if robustness is None else lambda: robustness_numbers(robustness, "adversarial"),
     }
     steps = list(dict.fromkeys([*STEP_TITLES, *summary.steps, *(decision.step for decision in taken)]))
     sections = [_section(step, summary.steps.get(step, {}), outputs.get(step), taken) for step in steps]
     step_artifacts = [name for section in sections for name in section["artifacts"]]
+    in_force = thresholds.in_force() if thresholds else None
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": summary.run_id,
         "steps": sections,
-        "leaderboards": [leaderboard(lab, result) for result in results] if lab and results else [],
+        "thresholds": thresholds.model_dump(mode="json", exclude={"schema_version"}) if thresholds else None,
+        "leaderboards": [leaderboard(lab, r, thresholds=in_force) for r in results] if lab and results else [],
         "problems": _findings(problems, by_severity=True),
         "insights": _findings(insights),
         "artifacts": list(dict.fromkeys([*step_artifacts, *actionable_artifacts])),
@@ -114,7 +120,7 @@ def _section(
     }
 
 
-def _topics(model: TopicModel) -> Numbers:
+def topic_numbers(model: TopicModel) -> Numbers:
     numbers = {
         "topics": len(model.topics),
         "chunks": sum(len(topic.chunk_refs) for topic in model.topics) + len(model.outlier_chunk_refs),
@@ -141,7 +147,7 @@ def _generation(lab: TestLab) -> Numbers:
     return {"cases": len(cases)}, details
 
 
-def _validation(validation: SuiteValidation) -> Numbers:
+def validation_numbers(validation: SuiteValidation) -> Numbers:
     cosines = [case.cosine for case in validation.cases if case.cosine is not None]
     outliers = [case for case in validation.cases if case.outlier]
     numbers = {
@@ -180,7 +186,7 @@ def _evaluation(
     return numbers, details
 
 
-def _calibration(calibration: Calibration) -> Numbers:
+def calibration_numbers(calibration: Calibration) -> Numbers:
     numbers = {
         "rounds": calibration.rounds,
         "decided_by": calibration.decided_by,
@@ -192,7 +198,7 @@ def _calibration(calibration: Calibration) -> Numbers:
     return numbers, {"metrics": [item.model_dump(mode="json") for item in calibration.metrics]}
 
 
-def _clusters(clusters: FailureClusters) -> Numbers:
+def cluster_numbers(clusters: FailureClusters) -> Numbers:
     numbers = {"failures": clusters.failures, "clusters": len(clusters.clusters), "message": clusters.message}
     details = {
         "clusters": [
@@ -217,7 +223,7 @@ def _weaknesses(report: WeaknessReport) -> Numbers:
     return numbers, details
 
 
-def _robustness(reports: Sequence[RobustnessReport], kind: str) -> Numbers:
+def robustness_numbers(reports: Sequence[RobustnessReport], kind: str) -> Numbers:
     """Every perturbed case is counted once per report, under its perturbator."""
     chosen = [report for report in reports if report.kind == kind]
     per_report = [

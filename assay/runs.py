@@ -1,9 +1,13 @@
-"""Run identity: which run a command continues.
+"""Run identity and state: which run a command continues, kept in the object store.
 
-A run is identified by a fingerprint of its inputs and recorded in ``<out>/run.json``. Running the same
-command again after a crash finds that file still marked ``running`` with the same fingerprint and
-continues the same run (its checkpoints and cached steps are reused); after a completed run, or with
-different inputs, a new run starts.
+A run's state (``runs/<run id>/state.json``) holds its id, status, parameters and the content fingerprints
+of its inputs; decisions and lab checkpoints live beside it under the same prefix. Because the object store
+(a folder, or an S3 bucket) owns the state rather than the output folder, a run survives a lost machine
+and the output folder is only an export (it gets a copy, ``run.json``).
+
+Running the same inputs again after a crash finds the run still marked ``running`` through the pointer
+``runs/by-inputs/<fingerprint>.json`` and continues it (its decisions, checkpoints and cached steps are
+reused); after a completed run, or with different inputs, a new run starts and inherits nothing.
 """
 
 import hashlib
@@ -12,11 +16,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from assay.formats.errors import read_text
+from assay.storage.base import ObjectStore
+from assay.storage.errors import ObjectNotFoundError
 
 RUN_FILE = "run.json"
+RUNS_PREFIX = "runs"
+_POINTERS = f"{RUNS_PREFIX}/by-inputs"
 
 
 class RunRecord(BaseModel):
@@ -25,6 +32,14 @@ class RunRecord(BaseModel):
     status: Literal["running", "complete"]
     started_at: datetime
     finished_at: datetime | None = None
+    workflow: str = ""
+    parameters: dict[str, Any] = Field(
+        default_factory=dict, description="The run's parameters as given (no secrets: hosts name key variables)."
+    )
+    fingerprints: dict[str, str] = Field(
+        default_factory=dict, description="SHA-256 of each input's content (corpus files, suite, hosts...)."
+    )
+    export: str = Field(default="", description="The folder the run's files were exported to.")
 
 
 def fingerprint(*parts: Any) -> str:
@@ -32,33 +47,81 @@ def fingerprint(*parts: Any) -> str:
     return hashlib.sha256(payload).hexdigest()
 
 
-def start_run(out_dir: Path, inputs_fingerprint: str, run_id: str | None = None) -> RunRecord:
-    """Continue the interrupted run of the same inputs in ``out_dir``, else start a new one."""
-    path = out_dir / RUN_FILE
-    now = datetime.now(UTC)
-    if run_id is None and path.exists():
+def folder_fingerprint(folder: Path) -> str:
+    """SHA-256 over the relative path and bytes of every file under ``folder`` (sorted), so renaming the
+    folder keeps the fingerprint and editing any document changes it."""
+    digest = hashlib.sha256()
+    for path in sorted(item for item in folder.rglob("*") if item.is_file()):
+        digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def state_key(run_id: str) -> str:
+    return f"{RUNS_PREFIX}/{run_id}/state.json"
+
+
+class RunStates:
+    """Start, find and finish runs in an object store."""
+
+    def __init__(self, store: ObjectStore) -> None:
+        self.store = store
+
+    def get(self, run_id: str) -> RunRecord | None:
         try:
-            previous = RunRecord.model_validate_json(read_text(path))
-        except ValueError:
-            previous = None
-        if previous and previous.status == "running" and previous.fingerprint == inputs_fingerprint:
-            return previous
-    record = RunRecord(
-        run_id=run_id or f"{now:%Y%m%dT%H%M%S}-{inputs_fingerprint[:8]}",
-        fingerprint=inputs_fingerprint,
-        status="running",
-        started_at=now,
-    )
-    _save(path, record)
-    return record
+            return RunRecord.model_validate_json(self.store.get(state_key(run_id)))
+        except ObjectNotFoundError:
+            return None
 
+    def start(
+        self,
+        inputs_fingerprint: str,
+        run_id: str | None = None,
+        *,
+        workflow: str = "",
+        parameters: dict[str, Any] | None = None,
+        fingerprints: dict[str, str] | None = None,
+        export: str = "",
+    ) -> RunRecord:
+        """Continue the unfinished run of the same inputs (or the named ``run_id``), else start a new one."""
+        previous = self.get(run_id) if run_id else self._unfinished(inputs_fingerprint)
+        if previous is not None and previous.status == "running":
+            return self._save(previous.model_copy(update={"export": export or previous.export}))
+        now = datetime.now(UTC)
+        record = RunRecord(
+            run_id=run_id or f"{now:%Y%m%dT%H%M%S}-{inputs_fingerprint[:8]}",
+            fingerprint=inputs_fingerprint,
+            status="running",
+            started_at=now,
+            workflow=workflow,
+            parameters=parameters or {},
+            fingerprints=fingerprints or {},
+            export=export,
+        )
+        self.store.put(
+            f"{_POINTERS}/{inputs_fingerprint}.json",
+            json.dumps({"run_id": record.run_id}).encode(),
+            content_type="application/json",
+            overwrite=True,
+        )
+        return self._save(record)
 
-def finish_run(out_dir: Path, record: RunRecord) -> RunRecord:
-    done = record.model_copy(update={"status": "complete", "finished_at": datetime.now(UTC)})
-    _save(out_dir / RUN_FILE, done)
-    return done
+    def finish(self, record: RunRecord) -> RunRecord:
+        return self._save(record.model_copy(update={"status": "complete", "finished_at": datetime.now(UTC)}))
 
+    def _unfinished(self, inputs_fingerprint: str) -> RunRecord | None:
+        try:
+            pointer = json.loads(self.store.get(f"{_POINTERS}/{inputs_fingerprint}.json"))
+        except (ObjectNotFoundError, ValueError):
+            return None
+        record = self.get(str(pointer.get("run_id", "")))
+        return record if record is not None and record.fingerprint == inputs_fingerprint else None
 
-def _save(path: Path, record: RunRecord) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(record.model_dump_json(indent=2), encoding="utf-8")
+    def _save(self, record: RunRecord) -> RunRecord:
+        data = record.model_dump_json(indent=2).encode()
+        self.store.put(state_key(record.run_id), data, content_type="application/json", overwrite=True)
+        if record.export:
+            path = Path(record.export) / RUN_FILE
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        return record

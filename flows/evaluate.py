@@ -11,7 +11,8 @@ from assay.formats import import_file
 from assay.hosts import default_host_config
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
-from assay.runs import fingerprint, finish_run, start_run
+from assay.runs import RunStates, fingerprint
+from assay.storage.factory import open_object_store
 from evaluators import Services, build_evaluator
 from evaluators.selection import run_parameters
 from flows.attempts import claim_run
@@ -66,7 +67,15 @@ def evaluate_flow(
         inputs = fingerprint(test_lab.model_dump(mode="json"))
         evaluation_name = name or _slug(test_lab.name)
     out_dir = Path(out)
-    record = start_run(out_dir, fingerprint(inputs, evaluator_ids, parameters, judge, judge_options), run_id)
+    runs = RunStates(open_object_store(load_settings()))
+    record = runs.start(
+        fingerprint(inputs, evaluator_ids, parameters, judge, judge_options),
+        run_id,
+        workflow="evaluate",
+        parameters={"suite": suite, "lab": lab, "evaluators": evaluator_ids, "evaluator_parameters": parameters},
+        fingerprints={"inputs": inputs},
+        export=str(out_dir),
+    )
     superseded = claim_run(record.run_id)
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
     if superseded:
@@ -89,7 +98,7 @@ def evaluate_flow(
         for evaluator_id in selected
     ]
     summary = publish(quote(test_lab), quote(results), str(out_dir), evaluation_name, record.run_id, skipped)
-    finish_run(out_dir, record)
+    runs.finish(record)
     return summary
 
 

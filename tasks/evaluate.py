@@ -43,7 +43,7 @@ def _services(judge: dict[str, Any] | None, judge_options: dict[str, Any] | None
     )
 
 
-@resumable("build-test-lab")
+@resumable("build-test-lab", run_name="ask-hosts-{run_id}")
 def build_lab(suite: TestSuite, hosts: list[ModelHost], run_id: str) -> TestLab:
     settings = load_settings()
     store, signer = open_object_store(settings), open_signer(settings)
@@ -51,7 +51,7 @@ def build_lab(suite: TestSuite, hosts: list[ModelHost], run_id: str) -> TestLab:
         return build_test_lab(suite, hosts, run_id=run_id, store=store, signer=signer, embedder=_embedder)
 
 
-@resumable("run-evaluator")
+@resumable("run-evaluator", run_name="evaluate-{evaluator_id}")
 def evaluate(
     lab: TestLab,
     evaluator_id: str,

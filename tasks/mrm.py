@@ -22,8 +22,12 @@ from assay.models.mrm import (
     SuiteValidation,
     TopicModel,
     WeaknessReport,
+    WorkflowSummary,
 )
+from assay.models.thresholds import ThresholdBook
+from assay.models.workflow import TestGenerationParameters, TestValidationParameters, TopicModelingParameters
 from assay.storage.factory import open_artifact_store
+from tasks.control_room import step_progress
 from tasks.evaluate import _embedder
 from tasks.result_safety import resumable
 from tasks.timing import library_time
@@ -48,16 +52,23 @@ def load_chunks(corpus: str | None, chunk_words: int, run_id: str) -> list[Chunk
 
 
 @resumable("topic-modeling")
-def topics(chunks: list[Chunk], seed: int, run_id: str) -> TopicModel:
-    from assay.mrm.topics import model_topics
+def topics(chunks: list[Chunk], parameters: TopicModelingParameters, seed: int, run_id: str) -> TopicModel:
+    from assay.mrm.topics import default_grid, model_topics
 
-    with library_time():
-        return model_topics(chunks, _embedder(), seed=seed)
+    overrides = parameters.overrides()
+    grid = [{**config, **overrides} for config in default_grid(len(chunks))] if overrides else None
+    with library_time(), step_progress("topic-modeling") as progress:
+        return model_topics(chunks, _embedder(), grid=grid, seed=seed, progress=progress)
 
 
 @resumable("test-generation")
 def generate(
-    topic_model: TopicModel, chunks: list[Chunk], excluded: list[int], per_topic: int, seed: int, run_id: str
+    topic_model: TopicModel,
+    chunks: list[Chunk],
+    excluded: list[int],
+    parameters: TestGenerationParameters,
+    seed: int,
+    run_id: str,
 ) -> TestSuite:
     from assay.mrm.generation import generate_suite
 
@@ -66,7 +77,8 @@ def generate(
         return generate_suite(
             topic_model,
             chunks,
-            per_topic=per_topic,
+            generators=parameters.generators or None,
+            per_topic=parameters.per_topic,
             topic_ids=keep,
             seed=seed,
             name="MRM generated suite",
@@ -75,11 +87,19 @@ def generate(
 
 
 @resumable("test-validation")
-def validate(suite: TestSuite, chunks: list[Chunk], nli_model: str | None, run_id: str) -> SuiteValidation:
+def validate(
+    suite: TestSuite, chunks: list[Chunk], parameters: TestValidationParameters, run_id: str
+) -> SuiteValidation:
     from assay.mrm.validation import validate_suite
 
     with library_time():
-        return validate_suite(suite, {chunk.ref: chunk for chunk in chunks}, _embedder(), nli_model=nli_model)
+        return validate_suite(
+            suite,
+            {chunk.ref: chunk for chunk in chunks},
+            _embedder(),
+            nli_model=parameters.nli_model,
+            outlier_z=parameters.outlier_z,
+        )
 
 
 @resumable("exclude-cases")
@@ -91,53 +111,57 @@ def exclude(suite: TestSuite, keys: list[str], run_id: str) -> TestSuite:
 
 
 @resumable("sample-for-review")
-def sample_review(lab: TestLab, results: list[EvaluationResult], seed: int, run_id: str) -> list[ReviewItem]:
+def sample_review(
+    lab: TestLab, results: list[EvaluationResult], per_metric: int, seed: int, run_id: str
+) -> list[ReviewItem]:
     from assay.mrm.calibration import sample_for_review
 
     with library_time():
-        return sample_for_review(lab, results, seed=seed)
+        return sample_for_review(lab, results, per_metric=per_metric, seed=seed)
 
 
 @resumable("calibrate")
 def calibrate(
-    lab: TestLab,
-    results: list[EvaluationResult],
-    items: list[ReviewItem],
-    labels: list[ReviewLabel] | None,
-    seed: int,
-    run_id: str,
+    items: list[ReviewItem], labels: list[ReviewLabel], results: list[EvaluationResult], seed: int, run_id: str
 ) -> Calibration:
-    """With reviewer labels: fit once on them. Without: label by policy and resample until stable."""
-    from assay.mrm.calibration import auto_labels, calibrate_until_stable, fit_thresholds
+    """Refit on a person's labels; without labels (no reviewer) every threshold keeps its value."""
+    from assay.mrm.calibration import fit_thresholds
 
     with library_time():
-        if labels is not None:
-            return fit_thresholds(items, labels, results, seed=seed)
-        embedder = _embedder()
-        return calibrate_until_stable(lab, results, lambda batch: auto_labels(batch, lab, embedder=embedder), seed=seed)
+        return fit_thresholds(items, labels, results, seed=seed)
+
+
+@resumable("threshold-book")
+def threshold_book(
+    results: list[EvaluationResult], calibration: Calibration, reviewer: str, run_id: str
+) -> ThresholdBook:
+    from assay.thresholds import threshold_book as build
+
+    with library_time():
+        return build(results, calibration, reviewer)
 
 
 @resumable("failure-clustering")
 def clusters(
-    lab: TestLab, results: list[EvaluationResult], thresholds: dict[str, float], seed: int, run_id: str
+    lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook, seed: int, run_id: str
 ) -> FailureClusters:
     from assay.mrm.clustering import cluster_failures
 
     with library_time():
-        return cluster_failures(lab, results, _embedder(), thresholds=_pairs(thresholds), seed=seed)
+        return cluster_failures(lab, results, _embedder(), thresholds=thresholds.in_force(), seed=seed)
 
 
 @resumable("weakness-detection")
 def weaknesses(
-    lab: TestLab, results: list[EvaluationResult], thresholds: dict[str, float], run_id: str
+    lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook, run_id: str
 ) -> WeaknessReport:
     from assay.mrm.weaknesses import detect_weaknesses
 
     with library_time():
-        return detect_weaknesses(lab, results, thresholds=_pairs(thresholds))
+        return detect_weaknesses(lab, results, thresholds=thresholds.in_force())
 
 
-@resumable("perturb")
+@resumable("perturb", run_name="perturb-{run_id}")
 def perturb(suite: TestSuite, perturbators: list[str], intensities: list[str], seed: int, run_id: str) -> TestSuite:
     from assay.mrm.robustness import perturbed_only
 
@@ -145,23 +169,58 @@ def perturb(suite: TestSuite, perturbators: list[str], intensities: list[str], s
         return perturbed_only(suite, perturbators, intensities, seed, llm=_language_model())
 
 
-@resumable("count-flips")
+@resumable("count-flips", run_name="count-flips-{kind}")
 def flips(
     kind: str,
     lab: TestLab,
     results: list[EvaluationResult],
     baseline: list[EvaluationResult],
-    thresholds: dict[str, float],
+    thresholds: ThresholdBook,
     run_id: str,
 ) -> list[RobustnessReport]:
     from assay.mrm.robustness import flip_reports
 
     with library_time():
-        return flip_reports(kind, lab, results, baseline, _pairs(thresholds))
+        return flip_reports(kind, lab, results, baseline, thresholds.in_force())
 
 
-@task(name="publish-step", persist_result=False)
-def publish_step(documents: dict[str, Any], out_dir: str, prefix: str, run_id: str) -> list[str]:
+@resumable("compliance-artifacts")
+def compliance_artifacts(
+    summary: WorkflowSummary,
+    topic_model: TopicModel,
+    validation: SuiteValidation,
+    lab: TestLab,
+    results: list[EvaluationResult],
+    calibration: Calibration,
+    thresholds: ThresholdBook,
+    clusters: FailureClusters,
+    weaknesses: WeaknessReport,
+    robustness: list[RobustnessReport],
+    perturbed_labs: list[TestLab],
+    timing: dict[str, Any],
+) -> dict[str, Any]:
+    """The corpus patch, system-prompt extension, guardrail configuration, report and summary documents."""
+    from artifacts.mrm_documents import mrm_documents
+
+    with library_time():
+        return mrm_documents(
+            summary,
+            topic_model=topic_model,
+            validation=validation,
+            lab=lab,
+            results=results,
+            calibration=calibration,
+            thresholds=thresholds,
+            clusters=clusters,
+            weaknesses=weaknesses,
+            robustness=robustness,
+            perturbed_labs=perturbed_labs,
+            timing=timing,
+        )
+
+
+@task(name="publish-step", task_run_name="publish-{step}", persist_result=False)
+def publish_step(step: str, documents: dict[str, Any], out_dir: str, prefix: str, run_id: str) -> list[str]:
     with library_time():
         return publish_documents(
             documents,
@@ -170,12 +229,3 @@ def publish_step(documents: dict[str, Any], out_dir: str, prefix: str, run_id: s
             prefix=prefix,
             producer=Producer(flow="mrm-workflow", run_id=run_id),
         )
-
-
-def thresholds_key(evaluator_id: str, metric: str) -> str:
-    """Task parameters must be JSON-friendly: (evaluator, metric) pairs travel as 'evaluator/metric'."""
-    return f"{evaluator_id}/{metric}"
-
-
-def _pairs(thresholds: dict[str, float]) -> dict[tuple[str, str], float]:
-    return {tuple(key.split("/", 1)): value for key, value in thresholds.items()}  # type: ignore[misc]

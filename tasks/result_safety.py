@@ -37,6 +37,7 @@ from assay.models.mrm import (
     TopicModel,
     WeaknessReport,
 )
+from assay.models.thresholds import ThresholdBook
 
 SERIALIZER_TYPE = "assay-json"
 KEYS_FOLDER = "assay-keys"
@@ -56,6 +57,7 @@ STORABLE_MODELS: dict[str, type[BaseModel]] = {
         SuiteValidation,
         TestLab,
         TestSuite,
+        ThresholdBook,
         TopicModel,
         WeaknessReport,
     )
@@ -182,13 +184,18 @@ def _local_result(location: Path) -> bytes:
 RESUMABLE = (TASK_SOURCE + INPUTS).configure(key_storage=ResultKeyStorage())
 
 
-def resumable(name: str) -> Callable[[F], F]:
+def resumable(name: str, run_name: str | None = None) -> Callable[[F], F]:
     """A task whose result is persisted as JSON and cached on (source, inputs), so a rerun of the same run
-    resumes after its last finished step without ever executing stored bytes."""
+    resumes after its last finished step without ever executing stored bytes. ``run_name`` names its task
+    runs in the Prefect UI (a template over the parameters, e.g. ``"evaluate-{evaluator_id}"``)."""
 
     def decorate(fn: F) -> F:
         return task(  # type: ignore[return-value]
-            name=name, persist_result=True, cache_policy=RESUMABLE, result_serializer=AssayJSONSerializer()
+            name=name,
+            task_run_name=run_name or name,
+            persist_result=True,
+            cache_policy=RESUMABLE,
+            result_serializer=AssayJSONSerializer(),
         )(fn)
 
     return decorate

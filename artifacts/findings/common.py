@@ -1,10 +1,14 @@
 """Shared vocabulary of the findings builders: problem types, AVID codes, severities, case references."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from assay.models import TestLabRow
 from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta
 from assay.models.findings import Severity
+
+# (evaluator id, metric key) -> the threshold in force, as ``ThresholdBook.in_force()`` gives it
+Thresholds = Mapping[tuple[str, str], float] | None
 
 # Top-level categories of the AVID taxonomy (avidml.org) the problem types map to.
 AVID_CODES = {
@@ -42,8 +46,9 @@ def avid_code(kind: str) -> str:
     return AVID_CODES.get(kind, AVID_CODES["accuracy"])
 
 
-def threshold_of(result: EvaluationResult, metric: MetricMeta) -> float | None:
-    return result.threshold(metric.key)
+def threshold_of(result: EvaluationResult, metric: MetricMeta, thresholds: Thresholds = None) -> float | None:
+    """The run's threshold book (``thresholds``, from ``assay.thresholds``) when given, else the evaluation's."""
+    return result.threshold(metric.key, thresholds)
 
 
 def severity_of_gap(metric: MetricMeta, value: float, threshold: float) -> Severity:

@@ -2,7 +2,7 @@
 
 from collections.abc import Callable, Sequence
 
-from artifacts.findings.common import threshold_of
+from artifacts.findings.common import Thresholds, threshold_of
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Insight
@@ -13,11 +13,13 @@ _WEAK_POINT_ACTION = (
 )
 
 
-def find_insights(lab: TestLab, results: Sequence[EvaluationResult]) -> list[Insight]:
+def find_insights(
+    lab: TestLab, results: Sequence[EvaluationResult], thresholds: Thresholds = None
+) -> list[Insight]:
     insights = [*_operational(lab)]
     for result in results:
         insights += _best_and_worst(lab, result)
-        insights += _most_difficult_case(lab, result)
+        insights += _most_difficult_case(lab, result, thresholds)
         insights += _retrieval(lab, result)
     return insights
 
@@ -70,11 +72,11 @@ def _best_and_worst(lab: TestLab, result: EvaluationResult) -> list[Insight]:
     ]
 
 
-def _most_difficult_case(lab: TestLab, result: EvaluationResult) -> list[Insight]:
+def _most_difficult_case(lab: TestLab, result: EvaluationResult, thresholds: Thresholds) -> list[Insight]:
     """The case most models fail on (ties: the lowest mean score in the metric's direction)."""
     spec = result.evaluator
     metric = spec.primary_metric
-    threshold = threshold_of(result, metric)
+    threshold = threshold_of(result, metric, thresholds)
     by_case: dict[str, list[float]] = {}
     for row in result.rows:
         value = row.scores.get(metric.key)

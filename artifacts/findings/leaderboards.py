@@ -2,13 +2,15 @@
 
 from typing import Any
 
-from artifacts.findings.common import threshold_of
+from artifacts.findings.common import Thresholds, threshold_of
 from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 
 
-def leaderboard(lab: TestLab, result: EvaluationResult, weak_points: int = 10) -> dict[str, Any]:
+def leaderboard(
+    lab: TestLab, result: EvaluationResult, weak_points: int = 10, thresholds: Thresholds = None
+) -> dict[str, Any]:
     spec = result.evaluator
     primary = spec.primary_metric
     models = sorted(
@@ -34,13 +36,13 @@ def leaderboard(lab: TestLab, result: EvaluationResult, weak_points: int = 10) -
                 "key": m.key,
                 "display_name": m.display_name,
                 "higher_is_better": m.higher_is_better,
-                "threshold": threshold_of(result, m),
+                "threshold": threshold_of(result, m, thresholds),
             }
             for m in spec.metrics
         ],
         "table": table,
         "failures": _failure_leaderboard(result),
-        "weak_points": _weak_points(lab, result, weak_points),
+        "weak_points": _weak_points(lab, result, weak_points, thresholds),
     }
 
 
@@ -70,10 +72,12 @@ def _failure_leaderboard(result: EvaluationResult) -> dict[str, list[dict[str, A
     return boards
 
 
-def _weak_points(lab: TestLab, result: EvaluationResult, limit: int) -> dict[str, list[dict[str, Any]]]:
+def _weak_points(
+    lab: TestLab, result: EvaluationResult, limit: int, thresholds: Thresholds
+) -> dict[str, list[dict[str, Any]]]:
     """Per model, its test cases ordered from the worst primary score to the best."""
     primary = result.evaluator.primary_metric
-    threshold = threshold_of(result, primary)
+    threshold = threshold_of(result, primary, thresholds)
     prompts = {row.test_case.key: row.test_case.prompt for row in lab.rows}
     points: dict[str, list[dict[str, Any]]] = {}
     for model_key in result.aggregates:

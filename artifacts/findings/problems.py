@@ -2,7 +2,7 @@
 
 from collections.abc import Sequence
 
-from artifacts.findings.common import avid_code, case_reference, problem_type, severity_of_gap, threshold_of
+from artifacts.findings.common import Thresholds, avid_code, case_reference, problem_type, severity_of_gap, threshold_of
 from assay.models import TestLab, TestLabRow
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Problem
@@ -14,13 +14,16 @@ _ROBUSTNESS_ACTION = (
 )
 
 
-def find_problems(lab: TestLab, results: Sequence[EvaluationResult]) -> list[Problem]:
+def find_problems(
+    lab: TestLab, results: Sequence[EvaluationResult], thresholds: Thresholds = None
+) -> list[Problem]:
+    """``thresholds``: the run's threshold book after calibration (``ThresholdBook.in_force()``)."""
     problems = [*_host_failures(lab), *_empty_context(lab)]
     if any("embeddings" in result.evaluator.needs for result in results):
         problems += _too_short_to_embed(lab)
     for result in results:
-        problems += _primary_below_threshold(lab, result)
-        problems += _robustness_flips(lab, result)
+        problems += _primary_below_threshold(lab, result, thresholds)
+        problems += _robustness_flips(lab, result, thresholds)
         if result.judge is not None:
             problems += _flaky_judge_verdicts(lab, result) + _judge_failures(lab, result)
     return problems
@@ -88,10 +91,10 @@ def _judge_failures(lab: TestLab, result: EvaluationResult) -> list[Problem]:
     return problems
 
 
-def _primary_below_threshold(lab: TestLab, result: EvaluationResult) -> list[Problem]:
+def _primary_below_threshold(lab: TestLab, result: EvaluationResult, thresholds: Thresholds) -> list[Problem]:
     spec = result.evaluator
     metric = spec.primary_metric
-    threshold = threshold_of(result, metric)
+    threshold = threshold_of(result, metric, thresholds)
     if threshold is None:
         return []
     problems = []
@@ -128,11 +131,11 @@ def _primary_below_threshold(lab: TestLab, result: EvaluationResult) -> list[Pro
     return problems
 
 
-def _robustness_flips(lab: TestLab, result: EvaluationResult) -> list[Problem]:
+def _robustness_flips(lab: TestLab, result: EvaluationResult, thresholds: Thresholds) -> list[Problem]:
     """A perturbed case whose primary metric crosses the threshold relative to its original."""
     spec = result.evaluator
     metric = spec.primary_metric
-    threshold = threshold_of(result, metric)
+    threshold = threshold_of(result, metric, thresholds)
     if threshold is None:
         return []
     scores = {(row.model_key, row.test_case_key): row.scores.get(metric.key) for row in result.rows}

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.models import ModelHost, TestLab, TestSuite
+from assay.models.workflow import MrmParameters
 
 
 def input_file(path: Path, option: str) -> Path:
@@ -151,6 +152,42 @@ def approvals_file(path: Path) -> Path:
 
     load_approvals(input_file(path, "--approvals"))
     return path
+
+
+def workflow_parameters(
+    path: Path | None,
+    *,
+    per_topic: int | None = None,
+    generators: list[str] | None = None,
+    variations: list[str] | None = None,
+    adversarial: list[str] | None = None,
+    intensities: list[str] | None = None,
+) -> MrmParameters:
+    """The MRM step parameters: a JSON/TOML file (``--parameters``), then the options given on the command line."""
+    from pydantic import ValidationError
+
+    data = _json_or_toml(input_file(path, "--parameters")) if path is not None else {}
+    if not isinstance(data, dict):
+        raise ValueError(f"--parameters {path}: expected an object with step names as keys")
+    overrides = {
+        ("test_generation", "per_topic"): per_topic,
+        ("test_generation", "generators"): generators,
+        ("robustness", "variation_perturbators"): variations,
+        ("robustness", "adversarial_perturbators"): adversarial,
+        ("robustness", "intensities"): intensities,
+    }
+    for (step, key), value in overrides.items():
+        if value is not None:
+            section = data.setdefault(step, {})
+            if not isinstance(section, dict):
+                raise ValueError(f"--parameters {path}: {step} must be an object")
+            section[key] = value
+    try:
+        return MrmParameters.model_validate(data)
+    except ValidationError as error:
+        where = f"--parameters {path}" if path is not None else "step parameters"
+        problems = "; ".join(f"{'.'.join(str(p) for p in item['loc'])}: {item['msg']}" for item in error.errors())
+        raise ValueError(f"{where}: {problems}") from None
 
 
 def interactive_review_possible(interactive: bool) -> None:

@@ -17,12 +17,21 @@ app = typer.Typer(help="The model risk management workflow.", no_args_is_help=Tr
 
 @app.command("run")
 def run(
-    out: Annotated[Path, typer.Option("--out", "-o", help="Folder for every step's output and the artifacts.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Export folder for the run's files; default <assay home>/exports/<run id>."),
+    ] = None,
     corpus: Annotated[
         Path | None, typer.Option(help="Folder of .md/.txt documents; default: the sample corpus.")
     ] = None,
     host: Annotated[
         list[str] | None, typer.Option("--host", help="Host type or host file (.json or .toml); repeatable.")
+    ] = None,
+    evaluator: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--evaluator", help="Evaluator of step 4; repeatable. Default: every non-LLM one that applies."
+        ),
     ] = None,
     interactive: Annotated[
         bool,
@@ -32,11 +41,26 @@ def run(
         ),
     ] = True,
     approvals: Annotated[Path | None, typer.Option(help="Reviewer decisions written in advance (JSON).")] = None,
-    per_topic: Annotated[int, typer.Option(help="Test cases per topic and generator budget.", min=1)] = 3,
+    parameters: Annotated[
+        Path | None,
+        typer.Option(
+            help="Step parameters (JSON or TOML): topic_modeling, test_generation, test_validation, calibration, "
+            "robustness; options below override it."
+        ),
+    ] = None,
+    per_topic: Annotated[int | None, typer.Option(help="Test cases per topic and generator.", min=1)] = None,
+    generator: Annotated[list[str] | None, typer.Option("--generator", help="Question generator; repeatable.")] = None,
+    variation: Annotated[
+        list[str] | None, typer.Option("--variation", help="Perturbator of step 8 (input variations); repeatable.")
+    ] = None,
+    adversarial: Annotated[
+        list[str] | None, typer.Option("--adversarial", help="Perturbator of step 9 (adversarial); repeatable.")
+    ] = None,
+    intensity: Annotated[list[str] | None, typer.Option("--intensity", help="low, medium or high; repeatable.")] = None,
     name: Annotated[str, typer.Option(help="Name of the workflow's artifacts in the store.")] = "mrm",
     seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
 ) -> None:
-    """Run the MRM workflow and print each step's outcome and wall time."""
+    """Run the MRM workflow and print each step's outcome and time."""
     with user_errors():
         inputs.interactive_review_possible(interactive)
         hosts = inputs.hosts(host or ["sample-rag"])
@@ -44,20 +68,30 @@ def run(
             inputs.corpus_folder(corpus)
         if approvals is not None:
             inputs.approvals_file(approvals)
-        inputs.output_folder(out)
+        if out is not None:
+            inputs.output_folder(out)
+        steps = inputs.workflow_parameters(
+            parameters,
+            per_topic=per_topic,
+            generators=generator,
+            variations=variation,
+            adversarial=adversarial,
+            intensities=intensity,
+        )
         started = time.perf_counter()
         summary = run_workflow(
-            out=str(out),
+            out=str(out) if out else None,
             corpus=str(corpus) if corpus else None,
             hosts=hosts,
+            evaluators=evaluator,
             interactive=interactive,
             approvals=str(approvals) if approvals else None,
-            per_topic=per_topic,
             name=name,
             seed=seed,
+            **steps.model_dump(),
         )
         command_wall = time.perf_counter() - started
-    print_workflow(summary, out, command_wall)
+    print_workflow(summary, command_wall)
 
 
 def run_workflow(**parameters: Any) -> dict[str, Any]:
@@ -73,26 +107,25 @@ def run_workflow(**parameters: Any) -> dict[str, Any]:
     return mrm_workflow(**parameters)
 
 
-def print_workflow(summary: dict[str, Any], out: Path, command_wall: float) -> None:
-    table = Table("step", "wall s", "outcome", title=f"MRM workflow, run {for_terminal(summary['run_id'])}")
+def print_workflow(summary: dict[str, Any], command_wall: float) -> None:
+    table = Table("step", "computed s", "outcome", title=f"MRM workflow, run {for_terminal(summary['run_id'])}")
     for step, info in summary["steps"].items():
         outcome = {key: value for key, value in info.items() if key not in ("status", "wall_s", "artifacts")}
         table.add_row(for_terminal(step), f"{info['wall_s']:.1f}", for_terminal(_short(outcome)))
     console.print(table)
     for decision in summary["decisions"]:
+        who = decision.get("reviewer") or decision["decided_by"]
         console.print(
-            f"decision [bold]{for_terminal(decision['step'])}[/]: by {for_terminal(decision['decided_by'])} "
+            f"decision [bold]{for_terminal(decision['step'])}[/]: by {for_terminal(who)} "
             f"({for_terminal(decision['note'])})",
             highlight=False,
         )
-    timing = summary.get("timing", {})
-    library = timing.get("library_s", 0.0)
+    library = summary.get("timing", {}).get("library_s", 0.0)
     console.print(
-        f"total {command_wall:.1f} s (flow {timing.get('total_wall_s', 0.0):.1f} s, of which library code "
-        f"{library:.1f} s; outside library code, i.e. Prefect and start-up: "
-        f"{(command_wall - library) / command_wall:.0%})"
+        f"total {command_wall:.1f} s, of which library code {library:.1f} s in this attempt "
+        "(computed s: the step's task runs, over every attempt of the run)"
     )
-    folder = for_terminal(out)
+    folder = for_terminal(summary.get("export", ""))
     console.print(
         f"artifacts: {folder}/artifacts/ (corpus_patch.md, system_prompt_extension.md, guardrails.json), "
         f"{folder}/report.json, {folder}/workflow_summary.json",

@@ -63,12 +63,14 @@ class ReviewItem(DomainModel):
     actual_output: str
     score: float
     metric_passes: bool
+    threshold: float | None = Field(default=None, description="The threshold the verdict was taken at.")
+    higher_is_better: bool = True
 
 
 class ReviewLabel(DomainModel):
     item_id: str
     human_passes: bool = Field(description="The reviewer's verdict: does the answer pass?")
-    reviewer: str = "policy"
+    reviewer: str = Field(min_length=1, description="Who labelled it: a person's name (or their approvals file).")
 
 
 class MetricCalibration(DomainModel):
@@ -88,7 +90,10 @@ class MetricCalibration(DomainModel):
 class Calibration(PersistedModel):
     metrics: list[MetricCalibration]
     rounds: int = 1
-    decided_by: Literal["person", "policy", "mixed"] = "policy"
+    decided_by: Literal["person", "no reviewer"] = Field(
+        default="no reviewer", description="Thresholds are refitted only on a person's labels; never a policy's."
+    )
+    reviewers: list[str] = Field(default_factory=list, description="Who labelled the sample.")
     human_passed_failures: list[str] = Field(
         default_factory=list, description="Row keys '<model>:<case>' failed by a metric but passed by the reviewer."
     )
@@ -177,9 +182,13 @@ class Decision(DomainModel):
     )
     run_id: str = Field(default="", description="The run the decision belongs to; another run never reuses it.")
     decided_at: str = Field(default="", description="When it was taken (UTC, ISO 8601).")
+    taken_on: str = Field(
+        default="", description="SHA-256 of what the step offered (the ids, keys or items shown to decide on)."
+    )
 
 
 class WorkflowSummary(PersistedModel):
     run_id: str
+    export: str = Field(default="", description="The folder the run's files were exported to.")
     steps: dict[str, dict[str, Any]] = Field(description="step -> {status, wall_s, artifact names, counts...}")
     decisions: list[Decision] = Field(default_factory=list)

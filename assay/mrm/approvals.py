@@ -1,20 +1,25 @@
 """Reviewer decisions of the MRM workflow, from a person (Prefect UI form or an approvals file) or a policy.
 
-Decisions are stored per run in ``<out>/decisions/<run id>/<step>.json`` as they are made, so resuming the
-same run after a crash reuses them instead of asking the reviewer again, while a new run in the same output
-folder asks again and never inherits another run's decisions. A decision names the reviewer, its source and
+Decisions are stored per run in the object store (``runs/<run id>/decisions/<step>.json``) as they are made,
+so resuming the same run after a crash reuses them instead of asking the reviewer again, while a new run asks
+again and never inherits another run's decisions. A decision names the reviewer, its source and
 when it was taken; before it is accepted it is checked against what the step offered (``check_decision``).
 """
 
+import hashlib
+import json
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError
 
 from assay.models.base import DomainModel
 from assay.models.mrm import Decision
+from assay.runs import RUNS_PREFIX
+from assay.storage.base import ObjectStore
+from assay.storage.errors import ObjectNotFoundError
 
 STEPS = ("topic-modeling", "test-validation", "calibration", "failure-clustering")
 
@@ -47,12 +52,16 @@ DECISION_MODELS: dict[str, type[DomainModel]] = {
 
 
 class ApprovalsFile(DomainModel):
-    """What a reviewer wrote in advance, per step; steps left out are decided by policy."""
+    """What a reviewer wrote in advance, per step; steps left out are decided by policy. ``reviewer`` names
+    the person who wrote it (their decisions and labels are credited to them)."""
+
+    reviewer: str = ""
 
     topic_modeling: TopicDecision | None = Field(default=None, alias="topic-modeling")
     test_validation: CaseDecision | None = Field(default=None, alias="test-validation")
     calibration: CalibrationDecision | None = None
     failure_clustering: WeaknessDecision | None = Field(default=None, alias="failure-clustering")
+    _path: str = PrivateAttr(default="the approvals file")
 
     def for_step(self, step: str) -> DomainModel | None:
         return getattr(self, step.replace("-", "_"))
@@ -62,7 +71,9 @@ def load_approvals(path: Path) -> ApprovalsFile:
     from assay.formats.errors import load_json
 
     try:
-        return ApprovalsFile.model_validate(load_json(path))
+        approvals = ApprovalsFile.model_validate(load_json(path))
+        approvals._path = str(path)
+        return approvals
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors())
         raise ValueError(f"{path}: {problems} (steps: {', '.join(STEPS)})") from None
@@ -103,29 +114,57 @@ def _sample(known: Collection[str]) -> str:
     return ", ".join(shown) + (", ..." if len(known) > 5 else "") if shown else "none"
 
 
+def offered_digest(offered: Collection[str] | None) -> str:
+    """What a decision was taken on: the SHA-256 of the sorted ids, keys or names the step offered."""
+    if offered is None:
+        return ""
+    return hashlib.sha256("\n".join(sorted(offered)).encode()).hexdigest()
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 class DecisionStore:
-    """Decisions already taken in one run, kept in the output folder under the run's id."""
+    """Decisions already taken in one run, kept in the object store beside the run's state
+    (``runs/<run id>/decisions/<step>.json``), so they survive a lost machine and work with the S3 backend.
+    Pages of a review answered in several forms are kept as they come (``<step>.page-<n>.json``) so a
+    crash between two pages does not ask the reviewer again for the pages already answered."""
 
-    def __init__(self, out_dir: Path, run_id: str) -> None:
+    def __init__(self, store: ObjectStore, run_id: str) -> None:
+        self.store = store
         self.run_id = run_id
-        self.folder = out_dir / "decisions" / run_id
+        self.prefix = f"{RUNS_PREFIX}/{run_id}/decisions/"
 
     def get(self, step: str) -> Decision | None:
-        path = self.folder / f"{step}.json"
-        return Decision.model_validate_json(path.read_text(encoding="utf-8")) if path.exists() else None
+        try:
+            return Decision.model_validate_json(self.store.get(f"{self.prefix}{step}.json"))
+        except ObjectNotFoundError:
+            return None
 
     def put(self, decision: Decision) -> Decision:
         decision = decision.model_copy(update={"run_id": self.run_id, "decided_at": decision.decided_at or _now()})
-        self.folder.mkdir(parents=True, exist_ok=True)
-        (self.folder / f"{decision.step}.json").write_text(decision.model_dump_json(indent=2), encoding="utf-8")
+        self._write(f"{decision.step}.json", decision.model_dump_json(indent=2).encode())
         return decision
 
     def all(self) -> list[Decision]:
         return [decision for step in STEPS if (decision := self.get(step)) is not None]
+
+    def save_page(self, step: str, page: int, answer: dict[str, Any]) -> None:
+        """Keep one answered page of a paged review until the whole decision is recorded."""
+        self._write(f"{step}.page-{page}.json", json.dumps(answer).encode())
+
+    def pages(self, step: str) -> dict[int, dict[str, Any]]:
+        """The pages of ``step`` answered so far in this run, by page number."""
+        found = {}
+        for key in self.store.list(f"{self.prefix}{step}.page-"):
+            number = key.rsplit(".page-", 1)[1].removesuffix(".json")
+            if number.isdigit():
+                found[int(number)] = json.loads(self.store.get(key))
+        return found
+
+    def _write(self, name: str, data: bytes) -> None:
+        self.store.put(f"{self.prefix}{name}", data, content_type="application/json", overwrite=True)
 
 
 def decide(
@@ -137,28 +176,51 @@ def decide(
     offered: Collection[str] | None = None,
 ) -> Decision:
     """A stored decision of this run if any, else the approvals file's (a person's, checked against
-    ``offered`` first: a bad one fails here, naming the file's step and field, and is not stored), else the
-    policy's."""
+    ``offered`` first: a bad one fails here, naming the file, the step and the field, and is not stored),
+    else the policy's."""
     stored = store.get(step)
     if stored is not None:
         return stored
     given = approvals.for_step(step) if approvals is not None else None
+    taken_on = offered_digest(offered)
     if given is not None:
         if offered is not None:
             try:
                 check_decision(step, given.model_dump(), offered)
             except DecisionError as error:
-                raise DecisionError(f"approvals file, step {step!r}: {error}") from None
-        decision = Decision(step=step, decided_by="person", decision=given.model_dump(),
-                            note="from the approvals file", source="approvals-file")  # fmt: skip
+                raise DecisionError(f"{approvals._path}, step {step!r}: {error}") from None
+        decision = Decision(
+            step=step,
+            decided_by="person",
+            decision=given.model_dump(),
+            taken_on=taken_on,
+            note=f"from {approvals._path}",
+            reviewer=approvals.reviewer,
+            source="approvals-file",
+        )
         return store.put(decision)
-    return store.put(Decision(step=step, decided_by="policy", decision=policy.model_dump(), note=note, source="policy"))
+    decision = Decision(
+        step=step, decided_by="policy", decision=policy.model_dump(), note=note, source="policy", taken_on=taken_on
+    )
+    return store.put(decision)
 
 
-def record_person(store: DecisionStore, step: str, decision: dict[str, Any], reviewer: str) -> Decision:
+def record_person(
+    store: DecisionStore,
+    step: str,
+    decision: dict[str, Any],
+    reviewer: str,
+    offered: Collection[str] | None = None,
+) -> Decision:
     note = f"in the Prefect UI by {reviewer}"
     return store.put(
-        Decision(step=step, decided_by="person", decision=decision, note=note, reviewer=reviewer, source="prefect-ui")
+        Decision(
+            step=step,
+            decided_by="person",
+            decision=decision,
+            note=note,
+            reviewer=reviewer,
+            source="prefect-ui",
+            taken_on=offered_digest(offered),
+        )
     )
-
-

@@ -10,13 +10,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from assay.embeddings import Embedder
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult, MetricMeta
 from assay.models.mrm import Calibration, MetricCalibration, ReviewItem, ReviewLabel
 from assay.mrm.operational import quality_results
 
-POLICIES = ("expected_answer_similarity", "agree")
 LabelFn = Callable[[list[ReviewItem]], list[ReviewLabel]]
 
 
@@ -65,6 +63,8 @@ def sample_for_review(
                     actual_output=row.actual_output or "",
                     score=score,
                     metric_passes=metric.passes(score, threshold),
+                    threshold=threshold,
+                    higher_is_better=metric.higher_is_better,
                 )
             )
         rng = random.Random(f"{seed}/{result.evaluator.id}/{metric.key}")
@@ -93,49 +93,6 @@ def _stratified(
             if side and len(chosen) < size:
                 chosen.append(side.pop())
     return chosen
-
-
-def auto_labels(
-    items: Sequence[ReviewItem],
-    lab: TestLab,
-    *,
-    policy: str = "expected_answer_similarity",
-    embedder: Embedder | None = None,
-    min_similarity: float = 0.7,
-) -> list[ReviewLabel]:
-    """Labels for non-interactive runs, recorded with reviewer "policy" so nobody mistakes them for a person's.
-
-    - ``expected_answer_similarity``: pass when the cosine of the actual and the expected answer embeddings is
-      at least ``min_similarity`` (a stand-in for "a reviewer would accept this answer"); items without an
-      expected answer keep the metric's verdict. The texts are read from ``lab`` (the source of truth), falling
-      back to the item's copy. ``embedder`` defaults to the shared MiniLM engine.
-    - ``agree``: accept every metric verdict (calibration then keeps the thresholds).
-    """
-    if policy not in POLICIES:
-        raise ValueError(f"auto_labels policy {policy!r} is unknown; expected one of {list(POLICIES)}")
-    if policy == "agree":
-        return [ReviewLabel(item_id=item.item_id, human_passes=item.metric_passes) for item in items]
-    rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
-    pairs: list[tuple[str, str]] = []
-    for item in items:
-        row = rows.get((item.model_key, item.test_case_key))
-        expected = row.test_case.expected_output if row else item.expected_output
-        actual = (row.actual_output or "") if row else item.actual_output
-        pairs.append((expected, actual))
-    judged = [index for index, (expected, _) in enumerate(pairs) if expected.strip()]
-    verdicts = [item.metric_passes for item in items]
-    if judged:
-        if embedder is None:
-            from assay.embeddings import shared_engine
-
-            embedder = shared_engine()
-        texts = [pairs[i][0] for i in judged] + [pairs[i][1] or " " for i in judged]
-        vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        cosines = np.sum(vectors[: len(judged)] * vectors[len(judged) :], axis=1)
-        for index, cosine in zip(judged, cosines, strict=True):
-            verdicts[index] = bool(cosine >= min_similarity)
-    return [ReviewLabel(item_id=item.item_id, human_passes=v) for item, v in zip(items, verdicts, strict=True)]
 
 
 def fit_thresholds(
@@ -177,9 +134,12 @@ def fit_thresholds(
         for item in items
         if not item.metric_passes and item.item_id in verdicts and verdicts[item.item_id].human_passes
     ]
-    reviewers = {label.reviewer == "policy" for label in used}
-    decided_by = "mixed" if len(reviewers) == 2 else "person" if reviewers == {False} else "policy"
-    return Calibration(metrics=metrics, decided_by=decided_by, human_passed_failures=list(dict.fromkeys(failures)))
+    return Calibration(
+        metrics=metrics,
+        decided_by="person" if used else "no reviewer",
+        reviewers=sorted({label.reviewer for label in used}),
+        human_passed_failures=list(dict.fromkeys(failures)),
+    )
 
 
 def _span(metric: MetricMeta, scores: list[float]) -> float:

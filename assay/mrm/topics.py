@@ -9,7 +9,7 @@ Chunks are embedded once by the caller's engine; BERTopic only clusters and name
 import math
 import warnings
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -64,9 +64,15 @@ def default_grid(n_chunks: int) -> list[dict[str, Any]]:
 
 
 def model_topics(
-    chunks: Sequence[Chunk], embedder: Embedder, *, grid: Sequence[dict] | None = None, seed: int = 0
+    chunks: Sequence[Chunk],
+    embedder: Embedder,
+    *,
+    grid: Sequence[dict] | None = None,
+    seed: int = 0,
+    progress: Callable[[float], None] | None = None,
 ) -> TopicModel:
-    """Embed every chunk once, fit each grid configuration, keep the best silhouette (>= 2 topics)."""
+    """Embed every chunk once, fit each grid configuration, keep the best silhouette (>= 2 topics).
+    ``progress`` hears the fraction of the grid done (0..1) after each configuration: the fits take minutes."""
     if not chunks:
         raise ValueError("topic modeling needs at least one chunk; the corpus gave none")
     embeddings = np.asarray(embedder.embed([chunk.text for chunk in chunks]), dtype=np.float32)
@@ -80,7 +86,7 @@ def model_topics(
     stop_words = _stop_words([chunk.text for chunk in chunks])
     records: list[dict[str, Any]] = []
     best: tuple[float, dict[str, Any], Any, np.ndarray] | None = None
-    for config in configs:
+    for done, config in enumerate(configs, start=1):
         fitted, labels, reduced = _fit(config, chunks, embeddings, neighbours, stop_words, seed)
         kept = labels != -1
         n_topics = len(set(labels[kept].tolist()))
@@ -92,6 +98,8 @@ def model_topics(
         records.append({**config, "silhouette": silhouette, "topics": n_topics, "outliers": int((~kept).sum())})
         if silhouette is not None and (best is None or silhouette > best[0]):
             best = (silhouette, config, fitted, labels)
+        if progress is not None:
+            progress(done / len(configs))
     if best is None:
         return _single_topic(chunks, embeddings, "no configuration of the grid found 2 or more topics", records)
     silhouette, config, fitted, labels = best

@@ -114,11 +114,11 @@ def test_entries_from_calibration_and_input_variation_flips() -> None:
 
 
 def test_markdown_groups_entries_by_topic() -> None:
-    by_policy = CALIBRATION.model_copy(
-        update={"human_passed_failures": ["m1:isa", "m1:rate", "m1:fee"], "decided_by": "policy"}
+    by_ana = CALIBRATION.model_copy(
+        update={"human_passed_failures": ["m1:isa", "m1:rate", "m1:fee"], "decided_by": "person", "reviewers": ["ana"]}
     )
-    patch = build_corpus_patch(BASELINE, by_policy, [], title="Bank FAQ")
-    assert patch.entries[0].reasons == ["failed by an automated metric but passed by the review policy"]
+    patch = build_corpus_patch(BASELINE, by_ana, [], title="Bank FAQ")
+    assert patch.entries[0].reasons == ["failed by an automated metric but passed by the reviewer (ana)"]
     assert patch.markdown() == (
         "# Bank FAQ\n"
         "\n"

@@ -1,4 +1,5 @@
-"""The guardrail configuration in the manual's JSON shape, from a hand-made calibration and evaluation results."""
+"""The threshold book (defaults -> user overrides -> a person's calibration) and the guardrail configuration
+built from it, in the manual's JSON shape."""
 
 import json
 
@@ -7,6 +8,7 @@ import pytest
 from artifacts.guardrails import build_guardrail_config
 from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta
 from assay.models.mrm import Calibration, MetricCalibration
+from assay.thresholds import threshold_book
 
 
 def result(evaluator_id: str, metrics: list[MetricMeta], **parameters: float) -> EvaluationResult:
@@ -64,54 +66,76 @@ CALIBRATION = Calibration(
             agreement_before=1.0,
             agreement_after=None,
             stable=False,
+            method="too few labels (3 < 6): default threshold kept",
         ),
-    ]
+    ],
+    decided_by="person",
+    reviewers=["ana"],
 )
 
 
-def detail(threshold: float, source: str, default: float, higher_is_better: bool) -> dict:
+
+def detail(threshold: float, source: str, set_by: str, default: float, higher_is_better: bool, **more: str) -> dict:
     return {
         "threshold": threshold,
         "source": source,
+        "set_by": set_by,
         "default_threshold": default,
         "higher_is_better": higher_is_better,
         "flag_when": "below" if higher_is_better else "above",
+        **more,
     }
 
 
-def test_calibrated_where_available_else_default_in_the_manuals_shape() -> None:
-    config = build_guardrail_config(CALIBRATION, RESULTS)
+def test_a_persons_calibration_overrides_the_users_threshold_which_overrides_the_default() -> None:
+    config = build_guardrail_config(threshold_book(RESULTS, CALIBRATION, "ana (prefect-ui)"))
     assert config == {
         "calibrated_thresholds": {
             "groundedness": {"groundedness": 0.62, "ungrounded_sentences": 0.2},
             "toxicity": {"toxicity": 0.25},
         },
         "evaluator_ids": ["groundedness", "toxicity"],  # latency has no threshold to guard with
+        "thresholds_reviewed_by": "ana (prefect-ui)",
         "threshold_details": {
             "groundedness": {
-                "groundedness": detail(0.62, "calibrated", 0.7, True),  # default: the run's metric_threshold
-                "ungrounded_sentences": detail(0.2, "default", 0.2, False),
+                "groundedness": detail(0.62, "calibrated", "calibrated on 20 labels by ana (prefect-ui)", 0.75, True),
+                "ungrounded_sentences": detail(0.2, "default", "evaluator default", 0.2, False),
             },
-            "toxicity": {"toxicity": detail(0.25, "default", 0.25, False)},
+            "toxicity": {
+                "toxicity": detail(
+                    0.25,
+                    "default",
+                    "evaluator default",
+                    0.25,
+                    False,
+                    calibration="labelled by ana (prefect-ui): too few labels (3 < 6): default threshold kept",
+                )
+            },
         },
     }
-    assert list(config) == ["calibrated_thresholds", "evaluator_ids", "threshold_details"]
-    assert json.dumps(build_guardrail_config(CALIBRATION, list(reversed(RESULTS)))) == json.dumps(config)
+    reordered = build_guardrail_config(threshold_book(list(reversed(RESULTS)), CALIBRATION, "ana (prefect-ui)"))
+    assert json.dumps(reordered, sort_keys=True) == json.dumps(config, sort_keys=True)
 
 
-def test_without_calibration_the_defaults_are_used() -> None:
-    config = build_guardrail_config(None, RESULTS, evaluator_ids=["toxicity"])
-    assert config["calibrated_thresholds"] == {"toxicity": {"toxicity": 0.25}}
-    assert config["evaluator_ids"] == ["toxicity"]
+def test_unattended_runs_keep_defaults_and_user_overrides_marked_no_reviewer() -> None:
+    unattended = Calibration(metrics=CALIBRATION.metrics, decided_by="no reviewer")
+    book = threshold_book(RESULTS, unattended)
+    assert book.reviewer == "no reviewer"
+    assert {entry.source for entry in book.entries} == {"default", "user"}
+    grounded = book.entry("groundedness", "groundedness")
+    assert (grounded.threshold, grounded.source, grounded.set_by) == (0.7, "user", "run parameter metric_threshold")
+    config = build_guardrail_config(book)
+    assert config["thresholds_reviewed_by"] == "no reviewer"
+    assert "calibrated" not in json.dumps(config["threshold_details"])
+    assert threshold_book(RESULTS).in_force()[("groundedness", "groundedness")] == 0.7
 
 
-def test_calibrated_evaluator_missing_from_the_results_is_kept() -> None:
-    config = build_guardrail_config(CALIBRATION, [])
-    assert config["calibrated_thresholds"] == {"groundedness": {"groundedness": 0.62}, "toxicity": {"toxicity": 0.25}}
-
-
-def test_evaluator_ids_must_name_a_guardable_evaluator() -> None:
-    with pytest.raises(ValueError, match="'pii' was neither evaluated nor calibrated"):
-        build_guardrail_config(CALIBRATION, RESULTS, evaluator_ids=["pii"])
+def test_evaluator_ids_keep_only_those_and_must_name_a_guardable_evaluator() -> None:
+    book = threshold_book(RESULTS)
+    assert build_guardrail_config(book, evaluator_ids=["toxicity"])["calibrated_thresholds"] == {
+        "toxicity": {"toxicity": 0.25}
+    }
+    with pytest.raises(ValueError, match="'pii' was not evaluated"):
+        build_guardrail_config(book, evaluator_ids=["pii"])
     with pytest.raises(ValueError, match="'latency' has no metric with a threshold"):
-        build_guardrail_config(CALIBRATION, RESULTS, evaluator_ids=["latency", "toxicity"])
+        build_guardrail_config(book, evaluator_ids=["latency", "toxicity"])

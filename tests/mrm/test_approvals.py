@@ -13,13 +13,14 @@ from assay.mrm.approvals import (
     load_approvals,
     record_person,
 )
+from assay.storage.local import LocalObjectStore
 
 
 def test_file_decisions_are_a_persons_and_policy_fills_the_rest(tmp_path: Path) -> None:
     path = tmp_path / "approvals.json"
     path.write_text(json.dumps({"topic-modeling": {"excluded_topic_ids": [2, 5]}}))
     approvals = load_approvals(path)
-    store = DecisionStore(tmp_path / "out", "run-1")
+    store = DecisionStore(LocalObjectStore(tmp_path / "store"), "run-1")
     topics = decide("topic-modeling", store, approvals, TopicDecision(), "policy: keep all")
     cases = decide("test-validation", store, approvals, CaseDecision(excluded_case_keys=["x"]), "policy: outliers")
     assert (topics.decided_by, topics.decision) == ("person", {"excluded_topic_ids": [2, 5]})
@@ -29,17 +30,37 @@ def test_file_decisions_are_a_persons_and_policy_fills_the_rest(tmp_path: Path) 
         "policy: outliers",
     )
     assert [d.step for d in store.all()] == ["topic-modeling", "test-validation"]
+    assert topics.note == f"from {path}" and topics.source == "approvals-file"
+    assert topics.taken_on == ""  # nothing offered was given to this call
+
+
+def test_decisions_and_review_pages_live_in_the_object_store_under_the_run(tmp_path: Path) -> None:
+    objects = LocalObjectStore(tmp_path / "store")
+    store = DecisionStore(objects, "run-1")
+    decision = decide("topic-modeling", store, None, TopicDecision(), "keep all", offered=["1", "0"])
+    assert decision.taken_on == decide("topic-modeling", DecisionStore(objects, "run-9"), None, TopicDecision(), "k",
+                                       offered=["0", "1"]).taken_on  # fmt: skip
+    store.save_page("calibration", 2, {"item_1": "pass"})
+    store.save_page("calibration", 1, {"item_1": "fail"})
+    assert store.pages("calibration") == {1: {"item_1": "fail"}, 2: {"item_1": "pass"}}
+    assert DecisionStore(objects, "run-2").pages("calibration") == {}
+    assert "runs/run-1/decisions/topic-modeling.json" in objects.list("runs/run-1/")
 
 
 def test_a_stored_decision_is_reused_when_the_same_run_resumes_and_never_by_another_run(tmp_path: Path) -> None:
-    record_person(DecisionStore(tmp_path, "run-1"), "test-validation", {"excluded_case_keys": ["a"]}, reviewer="ana")
+    record_person(
+        DecisionStore(LocalObjectStore(tmp_path), "run-1"),
+        "test-validation",
+        {"excluded_case_keys": ["a"]},
+        reviewer="ana",
+    )
     policy = CaseDecision(excluded_case_keys=["b"])
-    again = decide("test-validation", DecisionStore(tmp_path, "run-1"), None, policy, "p")
+    again = decide("test-validation", DecisionStore(LocalObjectStore(tmp_path), "run-1"), None, policy, "p")
     assert again.decided_by == "person" and again.decision == {"excluded_case_keys": ["a"]}
     assert (again.note, again.reviewer, again.source) == ("in the Prefect UI by ana", "ana", "prefect-ui")
     assert again.run_id == "run-1"
     assert again.decided_at.endswith("+00:00")
-    other = decide("test-validation", DecisionStore(tmp_path, "run-2"), None, policy, "p")
+    other = decide("test-validation", DecisionStore(LocalObjectStore(tmp_path), "run-2"), None, policy, "p")
     assert (other.decided_by, other.decision, other.run_id) == ("policy", {"excluded_case_keys": ["b"]}, "run-2")
 
 
@@ -58,8 +79,8 @@ def test_a_decision_naming_what_the_step_did_not_offer_is_refused() -> None:
 def test_a_bad_approvals_file_decision_fails_naming_the_step_and_field_and_is_not_stored(tmp_path: Path) -> None:
     path = tmp_path / "approvals.json"
     path.write_text(json.dumps({"test-validation": {"excluded_case_keys": ["typo"]}}))
-    store = DecisionStore(tmp_path / "out", "run-1")
-    with pytest.raises(DecisionError, match="approvals file, step 'test-validation': excluded_case_keys: unknown"):
+    store = DecisionStore(LocalObjectStore(tmp_path / "store"), "run-1")
+    with pytest.raises(DecisionError, match=r"approvals\.json, step 'test-validation': excluded_case_keys: unknown"):
         decide("test-validation", store, load_approvals(path), CaseDecision(), "policy", offered=["a", "b"])
     assert store.get("test-validation") is None
 

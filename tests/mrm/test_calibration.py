@@ -2,13 +2,12 @@
 
 from collections.abc import Sequence
 
-import numpy as np
 import pytest
 
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec, MetricMeta
 from assay.models.mrm import ReviewItem, ReviewLabel
-from assay.mrm.calibration import auto_labels, calibrate_until_stable, fit_thresholds, sample_for_review
+from assay.mrm.calibration import calibrate_until_stable, fit_thresholds, sample_for_review
 
 
 def result(
@@ -132,11 +131,14 @@ def test_a_run_threshold_override_is_the_default_and_unlabelled_metrics_are_list
     )
 
 
-def test_decided_by_says_who_labelled() -> None:
-    items, labels, evaluation = labelled([0.2, 0.3, 0.4, 0.6, 0.7, 0.8], [False] * 3 + [True] * 3, reviewer="policy")
-    assert fit_thresholds(items, labels, [evaluation]).decided_by == "policy"
-    mixed = [labels[0].model_copy(update={"reviewer": "ana"}), *labels[1:]]
-    assert fit_thresholds(items, mixed, [evaluation]).decided_by == "mixed"
+def test_decided_by_says_who_labelled_and_no_labels_is_no_reviewer() -> None:
+    items, labels, evaluation = labelled([0.2, 0.3, 0.4, 0.6, 0.7, 0.8], [False] * 3 + [True] * 3, reviewer="ana")
+    mixed = [labels[0].model_copy(update={"reviewer": "bo"}), *labels[1:]]
+    calibration = fit_thresholds(items, mixed, [evaluation])
+    assert (calibration.decided_by, calibration.reviewers) == ("person", ["ana", "bo"])
+    unattended = fit_thresholds(items, [], [evaluation])
+    assert (unattended.decided_by, unattended.reviewers) == ("no reviewer", [])
+    assert unattended.metrics[0].calibrated_threshold is None
 
 
 def test_the_sample_covers_both_sides_and_the_cases_nearest_the_threshold() -> None:
@@ -154,24 +156,6 @@ def test_the_sample_covers_both_sides_and_the_cases_nearest_the_threshold() -> N
     assert not skipped & {item.item_id for item in again}
     assert {0.35, 0.4, 0.55, 0.6} <= {item.score for item in again}
     assert sample_for_review(lab(21), [result(scores, threshold=None)]) == []
-
-
-def test_policy_labels() -> None:
-    items = sample_for_review(lab(4, expected="answer 1"), [result([0.1, 0.9, 0.2, 0.8])], per_metric=4)
-
-    class Words:
-        def embed(self, texts: Sequence[str]) -> np.ndarray:
-            return np.array([[1.0, 0.0] if text.endswith("1") else [0.6, 0.8] for text in texts])
-
-    agree = auto_labels(items, lab(4), policy="agree")
-    assert [(label.human_passes, label.reviewer) for label in agree] == [(i.metric_passes, "policy") for i in items]
-    similar = auto_labels(items, lab(4, expected="answer 1"), embedder=Words())
-    assert {label.item_id: label.human_passes for label in similar}["sim/score/m/c1"] is True
-    assert sum(label.human_passes for label in similar) == 1  # the others have cosine 0.6 < 0.7
-    no_expected = auto_labels(items, lab(4), embedder=Words())
-    assert [label.human_passes for label in no_expected] == [item.metric_passes for item in items]
-    with pytest.raises(ValueError, match="policy 'coin' is unknown"):
-        auto_labels(items, lab(4), policy="coin")
 
 
 def test_resampling_labels_each_case_once_and_converges_on_the_true_cut() -> None:

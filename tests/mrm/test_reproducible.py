@@ -15,7 +15,8 @@ from assay.embeddings import EmbeddingEngine
 from assay.labs import build_test_lab
 from assay.models import ModelHost, Relationship, Test, TestCase, TestLab, TestLabRow, TestSuite
 from assay.models.evaluation import EvaluationResult
-from assay.mrm.calibration import auto_labels, calibrate_until_stable
+from assay.models.mrm import ReviewLabel
+from assay.mrm.calibration import calibrate_until_stable
 from assay.mrm.clustering import cluster_failures
 from assay.mrm.operational import is_operational
 from assay.mrm.robustness import flip_reports
@@ -80,7 +81,7 @@ def _mrm_steps(durations_seed: int) -> dict[str, Any]:
         "clusters": cluster_failures(lab, results, TwoDirections(), seed=0),
         "weaknesses": detect_weaknesses(lab, results),
         "calibration": calibrate_until_stable(
-            lab, results, lambda items: auto_labels(items, lab, policy="agree"), seed=0, bootstrap=50
+            lab, results, _agreeing_reviewer, seed=0, bootstrap=50
         ),
         "flips": flip_reports("input_variations", perturbed, perturbed_results, results),
     }
@@ -140,7 +141,7 @@ def test_two_runs_on_the_sample_hosts_give_equal_outputs(tmp_path: Path, engine:
             "clusters": cluster_failures(lab, results, engine, min_failures=2, seed=0),
             "weaknesses": detect_weaknesses(lab, results),
             "calibration": calibrate_until_stable(
-                lab, results, lambda items: auto_labels(items, lab, embedder=engine), seed=0, bootstrap=50
+                lab, results, _agreeing_reviewer, seed=0, bootstrap=50
             ),
         }
 
@@ -156,3 +157,8 @@ def test_a_slow_answer_is_no_quality_failure() -> None:
     latency = run_evaluator(build_evaluator("latency"), slow)
     assert latency.aggregates["m"]["latency_seconds"].passed == 0
     assert cluster_failures(slow, [latency], TwoDirections()).failures == 0
+
+
+def _agreeing_reviewer(items: list) -> list[ReviewLabel]:  # type: ignore[type-arg]
+    """A simulated reviewer who agrees with every verdict (the reproducibility under test is the steps')."""
+    return [ReviewLabel(item_id=item.item_id, human_passes=item.metric_passes, reviewer="sim") for item in items]

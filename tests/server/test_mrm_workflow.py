@@ -1,5 +1,6 @@
-"""The MRM workflow against a real Prefect server: every review pause resumed through the API with input,
-and a run killed mid-way that resumes on rerun without redoing finished work."""
+"""The MRM workflow against a real Prefect server: every review pause (paged forms, one field per item) resumed
+through the API; refused answers re-open the form and the run goes on; a second run in the same export folder
+pauses again and records its own decisions; a run killed mid-way resumes on rerun without redoing work."""
 
 import json
 import os
@@ -58,10 +59,10 @@ def start_flow(server: tuple[str, Path], assay_home: Path, **parameters: object)
         }
     )
     base = {
-        "per_topic": 1,
         "evaluators": ["text_matching", "answer_semantic_similarity"],
-        "variation_perturbators": ["comma"],
-        "adversarial_perturbators": ["base64"],
+        "test_generation": {"per_topic": 1},
+        "calibration": {"page_size": 4},
+        "robustness": {"variation_perturbators": ["comma"], "adversarial_perturbators": ["base64"]},
     }
     log = open(assay_home / "flow.log", "ab")  # noqa: SIM115 - the child owns it
     return subprocess.Popen(
@@ -88,69 +89,140 @@ def _tail(home: Path) -> str:
     return (home / "flow.log").read_text(errors="replace")[-4000:]
 
 
-def test_every_review_pause_is_resumed_through_the_api(server, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def paused_run(flow_name: str):  # type: ignore[no-untyped-def]
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateName
+
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Paused"])))
+        )
+    return next((run for run in runs if run.parameters.get("name") == flow_name), None)
+
+
+def form_of(run) -> dict:  # type: ignore[no-untyped-def]
+    """The JSON schema of the form the paused run shows, and its description (what the reviewer reads)."""
+    from prefect.client.orchestration import get_client
+
+    keyset = run.state.state_details.run_input_keyset
+    with get_client(sync_client=True) as client:
+        schema = json.loads(client.read_flow_run_input(run.id, keyset["schema"]))
+        description = json.loads(client.read_flow_run_input(run.id, keyset["description"]))
+    return {"schema": schema, "description": description}
+
+
+class Reviewer:
+    """Answers each new pause of one flow run (by its ``name`` parameter) as ``answer(form)`` says."""
+
+    def __init__(self, flow_name: str, process: subprocess.Popen, home: Path) -> None:
+        self.flow_name, self.process, self.home = flow_name, process, home
+        self.seen: set = set()
+        self.forms: list[dict] = []
+
+    def next_form(self):  # type: ignore[no-untyped-def]
+        def fresh():  # type: ignore[no-untyped-def]
+            run = paused_run(self.flow_name)
+            return run if run is not None and run.state.id not in self.seen else None
+
+        wait_for(lambda: fresh() is not None, self.process, self.home, f"pause {len(self.seen) + 1}")
+        run = fresh()
+        self.seen.add(run.state.id)
+        form = {**form_of(run), "run": run}
+        self.forms.append(form)
+        return form
+
+
+def answers(form: dict, reviewer: str = "ana") -> dict:
+    """A person's choices: keep every topic, drop the first case of a page, pass the first answer and fail the
+    second of each calibration page, name the first cluster."""
+    step = form["schema"]["title"]
+    fields = [name for name in form["schema"]["properties"] if name.startswith("item_")]
+    chosen: dict = {"reviewer": reviewer}
+    if step == "TestValidationReview":
+        chosen["item_1"] = "exclude"
+    elif step == "CalibrationReview":
+        chosen.update({fields[0]: "pass", **({fields[1]: "fail"} if len(fields) > 1 else {})})
+    elif step == "FailureClusteringReview":
+        chosen["item_1"] = "fee questions"
+    return chosen
+
+
+def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_run_asks_again(  # type: ignore[no-untyped-def]
+    server, corpus: Path, tmp_path: Path
+) -> None:
     from prefect.flow_runs import resume_flow_run
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
     out = tmp_path / "out"
     process = start_flow(server, tmp_path, out=str(out), corpus=str(corpus), interactive=True, name="paused")
-
-    def paused_run():  # type: ignore[no-untyped-def]
-        with get_client(sync_client=True) as client:
-            runs = client.read_flow_runs(
-                flow_run_filter=FlowRunFilter(state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Paused"])))
-            )
-        return runs[0] if runs else None
-
-    def answer(step: int) -> dict:
-        """What the reviewer types in the form of the step-th pause (read only once that step is reached): the
-        second pause gets a mistyped case key, so the form opens again and the third pause is the correction."""
-        if step == 0:
-            return {"excluded_topic_ids": [], "reviewer": "ana"}
-        if step == 1:
-            return {"excluded_case_keys": ["no-such-case"], "reviewer": "ana"}
-        if step == 2:
-            suite = json.loads((out / "test-generation" / "suite.json").read_text())
-            return {"excluded_case_keys": [suite["tests"][0]["test_cases"][0]["key"]], "reviewer": "ana"}
-        if step == 3:
-            items = json.loads((out / "calibration" / "review_items.json").read_text())
-            return {
-                "passed_item_ids": [items[0]["item_id"]],
-                "failed_item_ids": [items[1]["item_id"]],
-                "reviewer": "ana",
-            }
-        return {"names": {"0": "fee questions"}, "reviewer": "ana"}
-
-    answered_states: set = set()
-
-    def new_pause():  # type: ignore[no-untyped-def]
-        run = paused_run()
-        return run if run is not None and run.state.id not in answered_states else None
-
+    reviewer = Reviewer("paused", process, tmp_path)
     with temporary_settings({PREFECT_API_URL: server[0]}):
-        for step in range(5):
-            wait_for(lambda: new_pause() is not None, process, tmp_path, f"pause {step + 1}")
-            run = new_pause()
-            answered_states.add(run.state.id)
-            resume_flow_run(run.id, run_input=answer(step))
+        form = reviewer.next_form()
+        assert form["schema"]["title"] == "TopicModelingReview"
+        assert "reviewer" in form["schema"]["required"]
+        resume_flow_run(form["run"].id, run_input=answers(form))
+        form = reviewer.next_form()
+        assert form["schema"]["title"] == "TestValidationReview"
+        with pytest.raises(Exception, match="exlude"):  # a mistyped choice: the server refuses it, still paused
+            resume_flow_run(form["run"].id, run_input={**answers(form), "item_1": "exlude"})
+        resume_flow_run(form["run"].id, run_input={**answers(form), "reviewer": "   "})  # blank name: refused
+        again = reviewer.next_form()
+        assert again["schema"]["title"] == "TestValidationReview"
+        assert "Not accepted, please correct" in again["description"] and "reviewer" in again["description"]
+        resume_flow_run(again["run"].id, run_input=answers(again))
+        while process.poll() is None:
+            try:
+                form = reviewer.next_form()
+            except AssertionError:
+                break  # the flow ended: no further pause
+            resume_flow_run(form["run"].id, run_input=answers(form))
     assert process.wait(timeout=WAIT_S) == 0, _tail(tmp_path)
+    titles = [form["schema"]["title"] for form in reviewer.forms]
+    assert titles.count("CalibrationReview") >= 2  # paged: 4 answers a page
+    calibration_forms = [f["description"] for f in reviewer.forms if f["schema"]["title"] == "CalibrationReview"]
+    assert "at least **6 labels**" in calibration_forms[0]  # how many labels are needed, stated up front
 
-    decisions = {d["step"]: d for d in json.loads((out / "workflow_summary.json").read_text())["decisions"]}
-    assert {step: d["decided_by"] for step, d in decisions.items()} == dict.fromkeys(decisions, "person")
-    excluded = decisions["test-validation"]["decision"]["excluded_case_keys"]
-    assert excluded != ["no-such-case"] and decisions["test-validation"]["reviewer"] == "ana"
+    summary = json.loads((out / "workflow_summary.json").read_text())
+    decisions = {d["step"]: d for d in summary["decisions"]}
+    assert {step: (d["decided_by"], d["reviewer"], d["source"]) for step, d in decisions.items()} == dict.fromkeys(
+        decisions, ("person", "ana", "prefect-ui")
+    )
+    assert all(d["run_id"] == summary["run_id"] and d["taken_on"] for d in decisions.values())
+    suite = json.loads((out / "test-generation" / "suite.json").read_text())
+    first_case = suite["tests"][0]["test_cases"][0]["key"]
+    assert first_case in decisions["test-validation"]["decision"]["excluded_case_keys"]
     lab_keys = {
         row["test_case"]["key"]
         for row in json.loads((out / "automated-evaluation" / "test_lab.json").read_text())["rows"]
     }
-    assert len(excluded) == 1 and excluded[0] not in lab_keys
-    assert decisions["calibration"]["note"] == "in the Prefect UI by ana"
+    assert first_case not in lab_keys
     labels = json.loads((out / "calibration" / "labels.json").read_text())
-    assert [(label["human_passes"], label["reviewer"]) for label in labels] == [(True, "ana"), (False, "ana")]
+    pages = titles.count("CalibrationReview")
+    assert sorted(label["human_passes"] for label in labels).count(True) == pages
+    assert {label["reviewer"] for label in labels} == {"ana"}
+    guardrails = json.loads((out / "artifacts" / "guardrails.json").read_text())
+    assert guardrails["thresholds_reviewed_by"] == "ana (prefect-ui)"
     for name in ("corpus_patch.md", "system_prompt_extension.md", "guardrails.json"):
         assert (out / "artifacts" / name).exists()
+
+    # The same command again in the same folder is a new run: it pauses again and records its own decisions.
+    second = start_flow(server, tmp_path, out=str(out), corpus=str(corpus), interactive=True, name="paused")
+    later = Reviewer("paused", second, tmp_path)
+    later.seen = set(reviewer.seen)
+    with temporary_settings({PREFECT_API_URL: server[0]}):
+        form = later.next_form()
+        assert form["schema"]["title"] == "TopicModelingReview"
+        resume_flow_run(form["run"].id, run_input=answers(form, reviewer="bo"))
+        later.next_form()  # the run went on to its next review
+    second.kill()
+    second.wait()
+    second_run = json.loads((out / "run.json").read_text())["run_id"]
+    assert second_run != summary["run_id"]
+    stored = tmp_path / "store" / "runs"
+    mine = json.loads((stored / second_run / "decisions" / "topic-modeling.json").read_text())
+    assert (mine["reviewer"], mine["run_id"]) == ("bo", second_run)
+    first = json.loads((stored / summary["run_id"] / "decisions" / "topic-modeling.json").read_text())
+    assert first["reviewer"] == "ana"
 
 
 def test_a_killed_run_resumes_without_redoing_finished_work(server, corpus: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -173,4 +245,6 @@ def test_a_killed_run_resumes_without_redoing_finished_work(server, corpus: Path
     summary = json.loads((out / "workflow_summary.json").read_text())
     assert summary["run_id"] == run_id
     assert sorted(path.name for path in shards.iterdir()) == answered  # the host was asked nothing again
-    assert summary["steps"]["topic-modeling"]["wall_s"] < 10  # served from the cache, not refitted
+    # served from the cache, so the time shown is the one it took when it was computed, in the first attempt
+    first_attempt = json.loads((out / "topic-modeling" / "topics.json").read_text())
+    assert first_attempt["topics"] and summary["steps"]["topic-modeling"]["wall_s"] > 0

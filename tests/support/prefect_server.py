@@ -38,6 +38,7 @@ def running_prefect_server(home: Path) -> Iterator[str]:
     api_url = f"http://127.0.0.1:{port}/api"
     env = server_environment(home, api_url)
     env.pop("PREFECT_API_URL")
+    env["PREFECT_SERVER_UI_API_URL"] = api_url  # the UI in a browser calls this port, not the default 4200
     log = open(home / "server.log", "wb")  # noqa: SIM115 - closed in finally
     prefect = Path(sys.executable).parent / "prefect"
     process = subprocess.Popen(

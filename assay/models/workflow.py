@@ -1,0 +1,80 @@
+"""The MRM workflow's step parameters (seed 002, "Step parameters" of each workflow step), typed so the
+Prefect UI's Run form, the CLI and an approvals-free scheduled run all set the same fields with the same
+defaults. Pure data: the steps read them; the run fingerprint hashes them."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from assay.models.base import DomainModel
+
+Intensity = Literal["low", "medium", "high"]
+
+# The manual's tutorial choice plus keyboard typos: every extra perturbator multiplies step 8's host calls.
+DEFAULT_VARIATIONS = ("comma", "word_swap", "random_keyboard_typos")
+
+
+class TopicModelingParameters(DomainModel):
+    """Step 1. Left empty, a small grid scaled to the corpus is searched and the best silhouette kept; a
+    value set here is used in every grid configuration."""
+
+    top_n_words: int | None = Field(default=None, ge=1, le=50, description="Top words extracted per topic.")
+    min_topic_size: int | None = Field(default=None, ge=2, description="Minimum chunks per topic.")
+    umap_n_neighbors: int | None = Field(default=None, ge=2, description="UMAP neighbours.")
+    umap_n_components: int | None = Field(default=None, ge=2, le=50, description="UMAP components.")
+    umap_min_dist: float | None = Field(default=None, ge=0.0, le=1.0, description="UMAP minimal distance.")
+    hdbscan_min_cluster_size: int | None = Field(default=None, ge=2, description="HDBSCAN minimum cluster size.")
+    hdbscan_min_samples: int | None = Field(default=None, ge=1, description="HDBSCAN minimum samples.")
+    hdbscan_cluster_selection_epsilon: float | None = Field(
+        default=None, ge=0.0, description="HDBSCAN cluster selection epsilon."
+    )
+    chunk_words: int = Field(default=120, ge=20, le=2000, description="Words per corpus chunk.")
+
+    def overrides(self) -> dict[str, int | float]:
+        """The manual's parameters the user set (the grid search varies the rest)."""
+        return {key: value for key, value in self.model_dump(exclude={"chunk_words"}).items() if value is not None}
+
+
+class TestGenerationParameters(DomainModel):
+    """Step 2."""
+
+    per_topic: int = Field(default=3, ge=1, le=50, description="Test cases per topic and generator.")
+    generators: list[str] = Field(
+        default_factory=list, description="Question generators to use; empty: every offline generator."
+    )
+
+
+class TestValidationParameters(DomainModel):
+    """Step 3."""
+
+    nli_model: str | None = Field(default=None, description="Folder of an NLI cross-encoder; empty: no NLI score.")
+    outlier_z: float = Field(default=3.0, gt=0.0, description="Robust z-score beyond which a case is an outlier.")
+
+
+class CalibrationParameters(DomainModel):
+    """Step 5."""
+
+    per_metric: int = Field(default=8, ge=2, le=100, description="Answers sampled per primary metric.")
+    page_size: int = Field(default=8, ge=1, le=50, description="Answers per review form; more pages follow.")
+
+
+class RobustnessParameters(DomainModel):
+    """Steps 8 and 9."""
+
+    variation_perturbators: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_VARIATIONS), description="Perturbators of step 8 (input variations)."
+    )
+    adversarial_perturbators: list[str] = Field(
+        default_factory=list, description="Perturbators of step 9; empty: every adversarial perturbator."
+    )
+    intensities: list[Intensity] = Field(default_factory=lambda: ["medium"], description="Perturbation intensities.")
+
+
+class MrmParameters(DomainModel):
+    """Every step parameter of one MRM run, with the seed 002 defaults."""
+
+    topic_modeling: TopicModelingParameters = Field(default_factory=TopicModelingParameters)
+    test_generation: TestGenerationParameters = Field(default_factory=TestGenerationParameters)
+    test_validation: TestValidationParameters = Field(default_factory=TestValidationParameters)
+    calibration: CalibrationParameters = Field(default_factory=CalibrationParameters)
+    robustness: RobustnessParameters = Field(default_factory=RobustnessParameters)

@@ -1,0 +1,160 @@
+"""The bookkeeping of one MRM run, kept out of flows/mrm.py so the flow reads like the workflow's table of
+contents: the run's state in the object store (id, parameters, content fingerprints), its export folder, the
+reviewers' decisions, publishing each step's documents, and the per-step counts and log lines."""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from prefect import tags
+from prefect.utilities.annotations import quote
+
+from artifacts.step_summaries import StepSummary
+from assay.config import load_settings
+from assay.corpora import sample_data_path
+from assay.hosts import default_host_config
+from assay.models import ModelHost, TestLab, TestSuite
+from assay.models.evaluation import EvaluationResult
+from assay.models.workflow import MrmParameters
+from assay.mrm.approvals import DecisionStore, load_approvals
+from assay.runs import RunRecord, RunStates, fingerprint, folder_fingerprint
+from assay.storage.factory import open_object_store
+from evaluators.selection import run_parameters
+from flows.attempts import claim_run, step_tag
+from flows.review import ReviewContext
+from tasks import mrm as steps
+from tasks.control_room import publish_step_summary
+from tasks.evaluate import build_lab, evaluate, publish, select
+
+
+def host_configs(hosts: list[str | dict[str, Any]] | None) -> list[ModelHost]:
+    """Host type names, host files (.json/.toml) or host configurations, as the flow's parameter gives them."""
+    from assay.cli.inputs import host_file
+
+    configs = []
+    for host in hosts or ["sample-rag"]:
+        if isinstance(host, dict):
+            configs.append(ModelHost.model_validate(host))
+        elif host.lower().endswith((".json", ".toml")):
+            configs.append(host_file(Path(host), "hosts"))
+        else:
+            configs.append(default_host_config(host))
+    return configs
+
+
+@dataclass
+class WorkflowRun:
+    record: RunRecord
+    out_dir: Path
+    prefix: str
+    review: ReviewContext
+    hosts: list[ModelHost]
+    counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.record.run_id
+
+    @classmethod
+    def open(
+        cls,
+        *,
+        corpus: str | None,
+        hosts: list[str | dict[str, Any]] | None,
+        evaluators: list[str] | None,
+        out: str | None,
+        name: str,
+        seed: int,
+        interactive: bool,
+        approvals: str | None,
+        parameters: MrmParameters,
+        run_id: str | None,
+    ) -> "WorkflowRun":
+        """Continue the unfinished run of the same inputs (same corpus content, hosts, evaluators, step
+        parameters, seed and name) or start a new one, which inherits no decision of any other run."""
+        settings = load_settings()
+        store = open_object_store(settings)
+        configs = host_configs(hosts)
+        approvals_file = load_approvals(Path(approvals)) if approvals else None
+        corpus_folder = Path(corpus) if corpus else sample_data_path() / "corpus"
+        fingerprints = {
+            "corpus": folder_fingerprint(corpus_folder),
+            "hosts": fingerprint([host.model_dump(mode="json") for host in configs]),
+            "parameters": fingerprint(parameters.model_dump(mode="json"), evaluators, seed, name),
+        }
+        given = {
+            "corpus": corpus,
+            "hosts": [host.model_dump(mode="json") for host in configs],
+            "evaluators": evaluators,
+            "name": name,
+            "seed": seed,
+            "interactive": interactive,
+            "approvals": approvals,
+            **parameters.model_dump(mode="json"),
+        }
+        states = RunStates(store)
+        record = states.start(
+            fingerprint(fingerprints), run_id, workflow="mrm-workflow", parameters=given, fingerprints=fingerprints
+        )
+        out_dir = Path(out) if out else settings.home / "exports" / record.run_id
+        record = states.start(record.fingerprint, record.run_id, export=str(out_dir))
+        if superseded := claim_run(record.run_id):
+            print(f"run {record.run_id}: marked {len(superseded)} unfinished earlier attempt(s) as crashed")
+        print(
+            f"run {record.run_id}: corpus {corpus_folder} ({fingerprints['corpus'][:12]}), "
+            f"{len(configs)} host(s), export to {out_dir}"
+        )
+        review = ReviewContext(
+            store=DecisionStore(store, record.run_id),
+            interactive=interactive,
+            approvals=approvals_file,
+            page_size=parameters.calibration.page_size,
+        )
+        return cls(record=record, out_dir=out_dir, prefix=f"mrm/{name}", review=review, hosts=configs)
+
+    @contextmanager
+    def step(self, step: str) -> Iterator[dict[str, Any]]:
+        """Tag the step's task runs (timings are read back from Prefect by tag) and log its outcome."""
+        counts = self.counts.setdefault(step, {})
+        print(f"{step}: started")
+        with tags(step_tag(step)):
+            yield counts
+        shown = ", ".join(f"{key} {value}" for key, value in counts.items() if key != "artifacts")
+        print(f"{step}: done ({shown})")
+
+    def publish(self, step: str, documents: dict[str, Any]) -> None:
+        """Write the step's documents to the export folder and as versions in the artifact store."""
+        prepared = {
+            f"{step}/{key}": value.model_dump(mode="json") if hasattr(value, "model_dump") else value
+            for key, value in documents.items()
+        }
+        names = steps.publish_step(step, quote(prepared), str(self.out_dir), self.prefix, self.id)
+        self.counts.setdefault(step, {})["artifacts"] = names
+
+    def show(self, step: str, summary: StepSummary) -> None:
+        """The step's summary and tables in the run's Artifacts tab (stable keys ``mrm-<step>-...``)."""
+        publish_step_summary(step, summary, f"{self.prefix}/{self.id}")
+
+    def evaluate(
+        self, suite: TestSuite, evaluators: list[str] | None, run_key: str
+    ) -> tuple[TestLab, list[EvaluationResult], list[str], dict[str, str]]:
+        """Ask the hosts (answers checkpointed per run key) and run every selected evaluator, each its own
+        task run named after the evaluator."""
+        lab = build_lab(quote(suite), self.hosts, run_key)
+        requested = evaluators or ["all"]
+        selected, skipped = select(quote(lab), requested)
+        results = [
+            evaluate(quote(lab), evaluator_id, run_parameters(requested, evaluator_id), run_key)
+            for evaluator_id in selected
+        ]
+        return lab, results, selected, skipped
+
+    def publish_evaluation(
+        self, lab: TestLab, results: list[EvaluationResult], skipped: dict[str, str], name: str
+    ) -> dict[str, Any]:
+        return publish(quote(lab), quote(results), str(self.out_dir / "automated-evaluation"), name, self.id, skipped)
+
+    def finish(self) -> None:
+        RunStates(open_object_store(load_settings())).finish(self.record)

@@ -1,0 +1,201 @@
+"""The deployments registered on a real Prefect server both ways a user would: ``prefect deploy`` from
+prefect.yaml (process work pool) and ``python -m deployments.serve``; a served deployment is then run through
+the API to Completed, writing its results where the deployment says."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefect.exceptions import PrefectHTTPStatusError
+
+from assay.formats import import_file
+from deployments.definitions import REPOSITORY_ROOT, load_deployments
+from tests.support.prefect_server import running_prefect_server, server_environment
+
+PREFECT = str(Path(sys.executable).parent / "prefect")
+SPECS = {spec.name: spec for spec in load_deployments()}
+FLOW_NAMES = {
+    "interactive": "mrm-workflow",
+    "unattended": "mrm-workflow",
+    "evaluate": "evaluate",
+    "revalidation": "evaluate",
+}
+RUN_TIMEOUT_S = 300
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
+    home = tmp_path_factory.mktemp("prefect-home")
+    with running_prefect_server(home) as api_url:
+        yield api_url, server_environment(home, api_url)
+
+
+@pytest.fixture
+def client(server: tuple[str, dict[str, str]]) -> Iterator[Any]:
+    from prefect.client.orchestration import get_client
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    with temporary_settings({PREFECT_API_URL: server[0]}), get_client(sync_client=True) as sync_client:
+        yield sync_client
+
+
+def step_fields(schema: dict[str, Any], parameter: str) -> set[str]:
+    """The properties of a nested model parameter, as the UI's Run form renders them."""
+    reference = schema["properties"][parameter]["$ref"].rsplit("/", 1)[-1]
+    return set(schema["definitions"][reference]["properties"])
+
+
+def cron_strings(deployment: Any) -> list[str]:
+    return [item.schedule.cron for item in deployment.schedules]
+
+
+def test_prefect_deploy_registers_every_deployment_with_typed_parameters(
+    server: tuple[str, dict[str, str]], client: Any
+) -> None:
+    env = server[1]
+    pool = subprocess.run(
+        [PREFECT, "work-pool", "create", "assay-process", "--type", "process"],
+        env=env,
+        cwd=REPOSITORY_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert pool.returncode == 0, pool.stdout + pool.stderr
+    deploy = subprocess.run(
+        [PREFECT, "--no-prompt", "deploy", "--all", "--prefect-file", "deployments/prefect.yaml"],
+        env=env,
+        cwd=REPOSITORY_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert deploy.returncode == 0, deploy.stdout[-3000:] + deploy.stderr[-3000:]
+
+    for name, spec in SPECS.items():
+        deployment = client.read_deployment_by_name(f"{FLOW_NAMES[name]}/{name}")
+        assert deployment.work_pool_name == "assay-process"
+        assert deployment.entrypoint == spec.entrypoint
+        assert deployment.parameters == spec.parameters
+        assert deployment.pull_steps == [
+            {"prefect.deployments.steps.set_working_directory": {"directory": str(REPOSITORY_ROOT)}}
+        ]
+    interactive = client.read_deployment_by_name("mrm-workflow/interactive")
+    schema = interactive.parameter_openapi_schema
+    assert {"chunk_words", "top_n_words", "umap_n_neighbors"} <= step_fields(schema, "topic_modeling")
+    assert {"per_metric", "page_size"} == step_fields(schema, "calibration")
+    assert interactive.schedules == []
+    assert cron_strings(client.read_deployment_by_name("evaluate/revalidation")) == ["0 6 * * 1"]
+    assert cron_strings(client.read_deployment_by_name("mrm-workflow/unattended")) == ["0 2 * * 0"]
+
+    # Serving a name that a worker deployment holds would leave it with worker-only storage: serve refuses.
+    refused = subprocess.run(
+        [sys.executable, "-m", "deployments.serve", "--deployment", "evaluate"],
+        env=env,
+        cwd=REPOSITORY_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode != 0
+    assert "evaluate/evaluate is registered for work pool 'assay-process'" in refused.stderr
+    assert "--replace" in refused.stderr
+
+    # The server enforces the typed schema, as the UI's Run form does: a step value out of range is refused.
+    with pytest.raises(PrefectHTTPStatusError, match=r"409.*per_topic"):
+        client.create_flow_run_from_deployment(interactive.id, parameters={"test_generation": {"per_topic": 0}})
+
+
+def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
+    server: tuple[str, dict[str, str]], client: Any, tmp_path: Path
+) -> None:
+    out_root = tmp_path / "exports"
+    log_path = tmp_path / "serve.log"
+    with open(log_path, "wb") as log:
+        serve = subprocess.Popen(
+            [sys.executable, "-m", "deployments.serve", "--out", "exports", "--replace"],
+            env={**server[1], "PREFECT_RUNNER_POLL_FREQUENCY": "2"},
+            cwd=tmp_path,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    try:
+        served = _wait_for_served(client, serve, log_path, out_root)
+        for name, spec in SPECS.items():
+            assert served[name].parameters == {**spec.parameters, "out": str(out_root / name)}
+            assert not served[name].pull_steps  # the runner runs it in its own working directory
+        schema = served["interactive"].parameter_openapi_schema
+        assert {"per_topic", "generators"} == step_fields(schema, "test_generation")
+        assert cron_strings(served["revalidation"]) == ["0 6 * * 1"]
+
+        # The cheapest run a person would start from the form: keyword retrieval, one string-matching evaluator.
+        run = client.create_flow_run_from_deployment(
+            served["evaluate"].id, parameters={"evaluators": ["text_matching"], "hosts": ["sample-rag-keyword"]}
+        )
+        state = _wait_for_final_state(client, run.id, serve, log_path)
+        assert state.is_completed(), f"{state.type}: {state.message}\n{_tail(log_path)}"
+    finally:
+        _stop(serve)
+
+    summary = json.loads((out_root / "evaluate" / "summary.json").read_text())
+    assert summary["run_id"]
+    results = json.loads((out_root / "evaluate" / "text_matching" / "results.json").read_text())
+    suite = import_file(REPOSITORY_ROOT / SPECS["evaluate"].parameters["suite"], "auto")
+    assert len(results["results"]) == suite.case_count  # the one host answered every case
+    assert not (out_root / "evaluate" / "answer_semantic_similarity").exists(), "the run's evaluators were ignored"
+
+
+def _wait_for_served(client: Any, serve: subprocess.Popen, log_path: Path, out_root: Path) -> dict[str, Any]:
+    """Every deployment of prefect.yaml, once serve has registered it with its ``--out`` folder."""
+    from prefect.exceptions import ObjectNotFound
+
+    deadline = time.monotonic() + 180
+    served: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        if serve.poll() is not None:
+            raise AssertionError(f"serve exited with {serve.returncode}:\n{_tail(log_path)}")
+        for name in set(SPECS) - set(served):
+            try:
+                deployment = client.read_deployment_by_name(f"{FLOW_NAMES[name]}/{name}")
+            except ObjectNotFound:
+                continue
+            if deployment.parameters.get("out") == str(out_root / name):
+                served[name] = deployment
+        if len(served) == len(SPECS):
+            return served
+        time.sleep(1)
+    raise AssertionError(f"serve registered only {sorted(served)} within 180 s:\n{_tail(log_path)}")
+
+
+def _wait_for_final_state(client: Any, run_id: Any, serve: subprocess.Popen, log_path: Path) -> Any:
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        state = client.read_flow_run(run_id).state
+        if state is not None and state.is_final():
+            return state
+        if serve.poll() is not None:
+            raise AssertionError(f"serve exited with {serve.returncode} during the run:\n{_tail(log_path)}")
+        time.sleep(1)
+    raise AssertionError(f"the run did not finish within {RUN_TIMEOUT_S} s:\n{_tail(log_path)}")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGINT)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _tail(path: Path) -> str:
+    return path.read_text(errors="replace")[-4000:]

@@ -1,0 +1,121 @@
+"""A person's browser for tests: the machine's Debian chromium driven by Playwright.
+
+Playwright never downloads a browser here: it launches ``/usr/bin/chromium`` (installed by ``make test``)
+headless, with everything that would reach the network switched off. Console errors of every page are
+collected so a test can assert the UI ran clean, and screenshots go to ``.assay/test-screenshots/<test>/``
+(ignored by git, removed by ``make clean``; ``ASSAY_SCREENSHOTS`` points elsewhere) so a person can look at
+what the test saw after it ran.
+"""
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOTS = Path(
+    os.environ.get("ASSAY_SCREENSHOTS") or Path(__file__).resolve().parents[2] / ".assay" / "test-screenshots"
+)
+
+
+@dataclass
+class Browser:
+    """One browser page plus what it logged; ``shot`` keeps a full-page screenshot under a test's folder."""
+
+    page: object  # playwright.sync_api.Page (imported lazily: collecting tests must not need Playwright)
+    folder: Path
+    console_errors: list[str] = field(default_factory=list)
+    dialogs: list[str] = field(default_factory=list)  # alert/confirm texts: a sign that injected script ran
+
+    def shot(self, name: str) -> Path:
+        path = self.folder / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=True)
+        return path
+
+
+def skip_without_chromium() -> None:
+    """Skip (with the reason) where the browser or Playwright is missing; ``make test`` installs both."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is missing: `make test` installs it (apt-get install -y chromium)")
+    pytest.importorskip("playwright.sync_api", reason="playwright is missing: pip install -e '.[dev]'")
+
+
+@contextmanager
+def chromium_page(name: str, *, width: int = 1400, height: int = 1300) -> Iterator[Browser]:
+    """A fresh headless chromium page; screenshots land in ``SCREENSHOTS/<name>/``."""
+    from playwright.sync_api import sync_playwright
+
+    skip_without_chromium()
+    folder = SCREENSHOTS / name
+    folder.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        try:
+            context = browser.new_context(viewport={"width": width, "height": height})
+            page = context.new_page()
+            session = Browser(page=page, folder=folder)
+            page.on("console", lambda message: message.type == "error" and session.console_errors.append(message.text))
+            page.on("pageerror", lambda error: session.console_errors.append(str(error)))
+            page.on("dialog", lambda dialog: (session.dialogs.append(dialog.message), dialog.dismiss()))
+            yield session
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def browser(request: pytest.FixtureRequest) -> Iterator[Browser]:
+    """A chromium page for one test, its screenshots kept under the test's name."""
+    with chromium_page(request.node.name) as session:
+        yield session
+
+
+def open_resume_dialog(session: Browser, ui: str, flow_run_id: str) -> object:
+    """A paused run's review form, opened as a person does: the run's page, its menu, Resume."""
+    page = session.page
+    page.goto(f"{ui}/v2/runs/flow-run/{flow_run_id}")
+    page.get_by_role("button", name="Open menu").first.click()
+    page.get_by_role("menuitem", name="Resume").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("Your name").wait_for()
+    return dialog
+
+
+def form_select(dialog: object, title: str) -> object:
+    """The select of the review field whose title starts with ``title`` (accessible name "Select <title>")."""
+    import re
+
+    return dialog.get_by_role("button", name=re.compile("^Select " + re.escape(title)))
+
+
+def choose_option(session: Browser, dialog: object, title: str, option: str) -> None:
+    """Open a review field's select, click ``option`` and check the select now shows it."""
+    form_select(dialog, title).click()
+    session.page.get_by_role("option", name=option, exact=True).click()
+    assert form_select(dialog, title).inner_text().strip() == option
+
+
+def resume_as(session: Browser, dialog: object, reviewer: str, shot: str) -> None:
+    """Type the reviewer's name, keep a screenshot of the filled form, press Resume and wait for it to close."""
+    dialog.get_by_label("Your name").fill(reviewer)
+    session.shot(shot)
+    dialog.get_by_role("button", name="Resume", exact=True).click()
+    dialog.wait_for(state="hidden")
+
+
+def run_form_field(page: object, label: str) -> object:
+    """One parameter of the UI's Run form (its label, menu and value widgets), found by its exact label text,
+    e.g. "corpus (Optional)"."""
+    return page.get_by_text(label, exact=True).locator("xpath=../../..")
