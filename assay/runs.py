@@ -89,7 +89,7 @@ class RunStates:
             return self._save(previous.model_copy(update={"export": export or previous.export}))
         now = datetime.now(UTC)
         record = RunRecord(
-            run_id=run_id or f"{now:%Y%m%dT%H%M%S}-{inputs_fingerprint[:8]}",
+            run_id=run_id or self._new_id(f"{now:%Y%m%dT%H%M%S}-{inputs_fingerprint[:8]}"),
             fingerprint=inputs_fingerprint,
             status="running",
             started_at=now,
@@ -105,6 +105,15 @@ class RunStates:
             overwrite=True,
         )
         return self._save(record)
+
+    def _new_id(self, base: str) -> str:
+        """A run id no run has used: two runs of the same inputs in the same second get distinct ids, so the
+        later one can never read the earlier one's decisions."""
+        candidate, number = base, 1
+        while self.get(candidate) is not None:
+            number += 1
+            candidate = f"{base}-{number}"
+        return candidate
 
     def finish(self, record: RunRecord) -> RunRecord:
         return self._save(record.model_copy(update={"status": "complete", "finished_at": datetime.now(UTC)}))

@@ -87,8 +87,8 @@ def mrm_workflow(
     )
 
     with run.step("topic-modeling") as counts:
-        chunks = steps.load_chunks(corpus, topic_modeling.chunk_words, run.id)
-        topic_model = steps.topics(quote(chunks), topic_modeling, seed, run.id)
+        chunks = steps.load_chunks(corpus, topic_modeling.chunk_words, run.record.fingerprints["corpus"])
+        topic_model = steps.topics(quote(chunks), topic_modeling, seed)
         run.publish("topic-modeling", {"topics.json": topic_model})
         counts.update(chunks=len(chunks), topics=len(topic_model.topics), silhouette=topic_model.silhouette)
     topics_decision = review_topics(topic_model, chunks, run.review)
@@ -102,11 +102,11 @@ def mrm_workflow(
         run.show("test-generation", summaries.summarise_generation(suite))
 
     with run.step("test-validation") as counts:
-        validation = steps.validate(quote(suite), quote(chunks), test_validation, run.id)
+        validation = steps.validate(quote(suite), quote(chunks), test_validation)
         run.publish("test-validation", {"validation.json": validation})
         cases_decision = review_cases(suite, validation, run.review)
         run.show("test-validation", summaries.summarise_validation(validation, cases_decision, suite))
-        suite = steps.exclude(quote(suite), cases_decision.decision["excluded_case_keys"], run.id)
+        suite = steps.exclude(quote(suite), cases_decision.decision["excluded_case_keys"])
         counts.update(
             outliers=sum(case.outlier for case in validation.cases),
             kept=suite.case_count,
@@ -120,12 +120,12 @@ def mrm_workflow(
         run.show("automated-evaluation", summaries.summarise_evaluation(lab, results))
 
     with run.step("calibration") as counts:
-        items = steps.sample_review(quote(lab), quote(results), calibration.per_metric, seed, run.id)
+        items = steps.sample_review(quote(lab), quote(results), calibration.per_metric, seed)
         run.publish("calibration", {"review_items.json": [item.model_dump(mode="json") for item in items]})
         labels_decision = review_calibration(items, run.review, min_labels=MIN_LABELS)
         labels = person_labels(labels_decision)
-        fitted = steps.calibrate(quote(items), quote(labels), quote(results), seed, run.id)
-        thresholds = steps.threshold_book(quote(results), quote(fitted), reviewer_of(labels_decision), run.id)
+        fitted = steps.calibrate(quote(items), quote(labels), quote(results), seed)
+        thresholds = steps.threshold_book(quote(results), quote(fitted), reviewer_of(labels_decision))
         run.publish(
             "calibration",
             {
@@ -143,7 +143,7 @@ def mrm_workflow(
         )
 
     with run.step("failure-clustering") as counts:
-        found = steps.clusters(quote(lab), quote(results), quote(thresholds), seed, run.id)
+        found = steps.clusters(quote(lab), quote(results), quote(thresholds), seed)
         names_decision = review_clusters(found, run.review)
         failure_clusters = found.model_copy(
             update={
@@ -158,7 +158,7 @@ def mrm_workflow(
         run.show("failure-clustering", summaries.summarise_clusters(failure_clusters, names_decision))
 
     with run.step("weakness-detection") as counts:
-        weakness_report = steps.weaknesses(quote(lab), quote(results), quote(thresholds), run.id)
+        weakness_report = steps.weaknesses(quote(lab), quote(results), quote(thresholds))
         run.publish("weakness-detection", {"weaknesses.json": weakness_report})
         counts.update(weak_groups=sum(len(m.weakest) for m in weakness_report.metrics))
         run.show("weakness-detection", summaries.summarise_weaknesses(weakness_report))
@@ -174,7 +174,7 @@ def mrm_workflow(
             )
             perturbed_lab, perturbed_results, _, _ = run.evaluate(perturbed_suite, selected, f"{run.id}-{kind}")
             reports = steps.flips(
-                kind, quote(perturbed_lab), quote(perturbed_results), quote(results), quote(thresholds), run.id
+                kind, quote(perturbed_lab), quote(perturbed_results), quote(results), quote(thresholds)
             )
             run.publish(
                 step, {"test_lab.json": perturbed_lab, "flips.json": [r.model_dump(mode="json") for r in reports]}

@@ -85,7 +85,7 @@ def _review(step: str, pages: Sequence[FormPage], ctx: ReviewContext, policy: Do
     person's answers page by page, recorded as one decision once every page is answered."""
     offered = [item for page in pages for item in page.offered]
     if not ctx.interactive or not pages or ctx.store.get(step) is not None:
-        return decide(step, ctx.store, ctx.approvals, policy, note, offered)
+        return _logged(decide(step, ctx.store, ctx.approvals, policy, note, offered))
     answered = ctx.store.pages(step)
     parts, reviewers = [], []
     for page in pages:
@@ -97,7 +97,15 @@ def _review(step: str, pages: Sequence[FormPage], ctx: ReviewContext, policy: Do
         reviewers.append(saved["reviewer"])
     decision = merge_decisions(step, parts)
     check_decision(step, decision, offered)
-    return record_person(ctx.store, step, decision, ", ".join(dict.fromkeys(reviewers)), offered)
+    return _logged(record_person(ctx.store, step, decision, ", ".join(dict.fromkeys(reviewers)), offered))
+
+
+def _logged(decision: Decision) -> Decision:
+    """One log line per decision: what was decided, by whom, from where (the run's log is its audit trail)."""
+    who = decision.reviewer or decision.decided_by
+    chosen = {key: len(value) for key, value in decision.decision.items()}
+    print(f"review {decision.step}: decided by {who} ({decision.source}, {decision.note}); {chosen}")
+    return decision
 
 
 def _ask(page: FormPage, ctx: ReviewContext) -> dict[str, Any]:

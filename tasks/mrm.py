@@ -1,5 +1,7 @@
 """Tasks of the MRM workflow: one library call each, cached on (source, inputs) and persisted, so a rerun
 of the same run resumes after the last finished step (results stored as JSON, see ``tasks.result_safety``).
+Pure computations are cached on their content alone, so a new run over the same corpus and parameters
+reuses them; what asks a host or a language model (generation, perturbation, answers) is keyed by the run.
 Large inputs arrive quote()d from the flow."""
 
 from pathlib import Path
@@ -45,14 +47,15 @@ def _language_model():  # type: ignore[no-untyped-def]
 
 
 @resumable("load-corpus")
-def load_chunks(corpus: str | None, chunk_words: int, run_id: str) -> list[Chunk]:
+def load_chunks(corpus: str | None, chunk_words: int, corpus_fingerprint: str) -> list[Chunk]:
+    """``corpus_fingerprint`` (of the documents' content) keys the cache: an edited document is read again."""
     with library_time():
         folder = Path(corpus) if corpus else sample_data_path() / "corpus"
         return chunk_corpus(load_corpus(folder), chunk_words)
 
 
 @resumable("topic-modeling")
-def topics(chunks: list[Chunk], parameters: TopicModelingParameters, seed: int, run_id: str) -> TopicModel:
+def topics(chunks: list[Chunk], parameters: TopicModelingParameters, seed: int) -> TopicModel:
     from assay.mrm.topics import default_grid, model_topics
 
     overrides = parameters.overrides()
@@ -87,9 +90,7 @@ def generate(
 
 
 @resumable("test-validation")
-def validate(
-    suite: TestSuite, chunks: list[Chunk], parameters: TestValidationParameters, run_id: str
-) -> SuiteValidation:
+def validate(suite: TestSuite, chunks: list[Chunk], parameters: TestValidationParameters) -> SuiteValidation:
     from assay.mrm.validation import validate_suite
 
     with library_time():
@@ -103,7 +104,7 @@ def validate(
 
 
 @resumable("exclude-cases")
-def exclude(suite: TestSuite, keys: list[str], run_id: str) -> TestSuite:
+def exclude(suite: TestSuite, keys: list[str]) -> TestSuite:
     from assay.mrm.validation import exclude_cases
 
     with library_time():
@@ -111,9 +112,7 @@ def exclude(suite: TestSuite, keys: list[str], run_id: str) -> TestSuite:
 
 
 @resumable("sample-for-review")
-def sample_review(
-    lab: TestLab, results: list[EvaluationResult], per_metric: int, seed: int, run_id: str
-) -> list[ReviewItem]:
+def sample_review(lab: TestLab, results: list[EvaluationResult], per_metric: int, seed: int) -> list[ReviewItem]:
     from assay.mrm.calibration import sample_for_review
 
     with library_time():
@@ -122,7 +121,7 @@ def sample_review(
 
 @resumable("calibrate")
 def calibrate(
-    items: list[ReviewItem], labels: list[ReviewLabel], results: list[EvaluationResult], seed: int, run_id: str
+    items: list[ReviewItem], labels: list[ReviewLabel], results: list[EvaluationResult], seed: int
 ) -> Calibration:
     """Refit on a person's labels; without labels (no reviewer) every threshold keeps its value."""
     from assay.mrm.calibration import fit_thresholds
@@ -132,9 +131,7 @@ def calibrate(
 
 
 @resumable("threshold-book")
-def threshold_book(
-    results: list[EvaluationResult], calibration: Calibration, reviewer: str, run_id: str
-) -> ThresholdBook:
+def threshold_book(results: list[EvaluationResult], calibration: Calibration, reviewer: str) -> ThresholdBook:
     from assay.thresholds import threshold_book as build
 
     with library_time():
@@ -142,9 +139,7 @@ def threshold_book(
 
 
 @resumable("failure-clustering")
-def clusters(
-    lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook, seed: int, run_id: str
-) -> FailureClusters:
+def clusters(lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook, seed: int) -> FailureClusters:
     from assay.mrm.clustering import cluster_failures
 
     with library_time():
@@ -152,9 +147,7 @@ def clusters(
 
 
 @resumable("weakness-detection")
-def weaknesses(
-    lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook, run_id: str
-) -> WeaknessReport:
+def weaknesses(lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook) -> WeaknessReport:
     from assay.mrm.weaknesses import detect_weaknesses
 
     with library_time():
@@ -176,7 +169,6 @@ def flips(
     results: list[EvaluationResult],
     baseline: list[EvaluationResult],
     thresholds: ThresholdBook,
-    run_id: str,
 ) -> list[RobustnessReport]:
     from assay.mrm.robustness import flip_reports
 
