@@ -29,8 +29,9 @@ test: install
 	# browser tests drive the machine's Debian chromium (Playwright never downloads one)
 	test -x /usr/bin/chromium || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
 	$(BIN)/ruff check .
-	# pytest exits 5 when it collects no tests: not a failure of the build
-	$(BIN)/python -m pytest -q || [ $$? -eq 5 ]
+	# pytest exits 5 when it collects no tests: not a failure of the build. Test files run in parallel (one
+	# worker per core, at most 4): the server and browser tests mostly wait on their servers.
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile || [ $$? -eq 5 ]
 
 lint: install
 	$(BIN)/ruff check .

@@ -141,6 +141,7 @@ def mrm_workflow(
             reviewer=thresholds.reviewer,
             recalibrated=sum(entry.source == "calibrated" for entry in thresholds.entries),
         )
+        run.show("calibration", summaries.summarise_calibration(fitted, labels_decision))
 
     with run.step("failure-clustering") as counts:
         found = steps.clusters(quote(lab), quote(results), quote(thresholds), seed)

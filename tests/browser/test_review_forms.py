@@ -7,7 +7,6 @@ form are kept under ``.assay/test-screenshots/test_review_forms_in_the_prefect_u
 """
 
 import json
-import re
 import subprocess
 import sys
 import time
@@ -18,7 +17,14 @@ from typing import Any
 
 import pytest
 
-from tests.support.browser import Browser, chromium_page, skip_without_chromium
+from tests.support.browser import (
+    choose_option,
+    chromium_page,
+    form_select,
+    open_resume_dialog,
+    resume_as,
+    skip_without_chromium,
+)
 from tests.support.prefect_server import running_prefect_server, server_environment
 
 pytestmark = pytest.mark.timeout(300)
@@ -80,85 +86,57 @@ def review_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
                 process.wait()
 
 
-def _open_form(browser: Browser, ui: str, run: PausedRun) -> Any:
-    page = browser.page
-    page.goto(f"{ui}/v2/runs/flow-run/{run.id}")
-    page.get_by_role("button", name="Open menu").first.click()
-    page.get_by_role("menuitem", name="Resume").click()
-    dialog = page.get_by_role("dialog")
-    dialog.get_by_label("Your name").wait_for()
-    return dialog
-
-
-def _select(dialog: Any, title: str) -> Any:
-    """The select of the field whose title starts with ``title`` (its accessible name is "Select <title>")."""
-    return dialog.get_by_role("button", name=re.compile("^Select " + re.escape(title)))
-
-
-def _choose(browser: Browser, dialog: Any, title: str, option: str) -> None:
-    _select(dialog, title).click()
-    browser.page.get_by_role("option", name=option, exact=True).click()
-    assert _select(dialog, title).inner_text().strip() == option
-
-
-def _resume(browser: Browser, dialog: Any, name: str, shot: str) -> None:
-    dialog.get_by_label("Your name").fill(name)
-    browser.shot(shot)
-    dialog.get_by_role("button", name="Resume", exact=True).click()
-    dialog.wait_for(state="hidden")
-
-
 def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path]) -> None:
     api_url, run, out = review_run
     ui = api_url.removesuffix("/api")
     with chromium_page("test_review_forms_in_the_prefect_ui") as browser:
         # Topics: submitted without a name first, which the UI refuses while the run stays paused.
         run.next_pause()
-        dialog = _open_form(browser, ui, run)
+        dialog = open_resume_dialog(browser, ui, str(run.id))
         assert dialog.get_by_text("Topics found in the corpus").is_visible()
         assert dialog.get_by_text("Refunds are paid within 14 days").is_visible()
         assert dialog.locator("script").count() == 0, "corpus text must not become markup"
-        _choose(browser, dialog, "2. Topic 1: shipping | <script>", "exclude")
+        choose_option(browser, dialog, "2. Topic 1: shipping | <script>", "exclude")
         dialog.get_by_role("button", name="Resume", exact=True).click()
         browser.page.get_by_text("'reviewer' is a required property").wait_for()
         browser.shot("1-topics-without-name")
         time.sleep(2)
         assert run.state()["type"] == "PAUSED" and dialog.is_visible()
-        _resume(browser, dialog, "Ada Lovelace", "1-topics")
+        resume_as(browser, dialog, "Ada Lovelace", "1-topics")
 
         # Cases: the outlier is proposed for exclusion; a blank name is sent back with the reason on top.
         run.next_pause()
-        dialog = _open_form(browser, ui, run)
-        assert _select(dialog, "3. Case case-3").inner_text().strip() == "exclude"
+        dialog = open_resume_dialog(browser, ui, str(run.id))
+        assert form_select(dialog, "3. Case case-3").inner_text().strip() == "exclude"
         assert dialog.get_by_text("far from its source").is_visible()
-        _choose(browser, dialog, "1. Case case-1", "exclude")
-        _choose(browser, dialog, "3. Case case-3", "keep")
-        _resume(browser, dialog, "   ", "2-cases-blank-name")
+        choose_option(browser, dialog, "1. Case case-1", "exclude")
+        choose_option(browser, dialog, "3. Case case-3", "keep")
+        resume_as(browser, dialog, "   ", "2-cases-blank-name")
         run.next_pause()
-        dialog = _open_form(browser, ui, run)
+        dialog = open_resume_dialog(browser, ui, str(run.id))
         assert dialog.get_by_text("Not accepted, please correct:").is_visible()
-        assert _select(dialog, "1. Case case-1").inner_text().strip() == "exclude"
-        _resume(browser, dialog, "Ada Lovelace", "2-cases")
+        assert form_select(dialog, "1. Case case-1").inner_text().strip() == "exclude"
+        resume_as(browser, dialog, "Ada Lovelace", "2-cases")
 
         # Calibration: three pages of four, four and two answers.
         labels = {1: "fail", 2: "fail", 4: "pass", 5: "pass", 6: "fail", 9: "pass", 10: "fail"}
         for number, items in ((1, range(1, 5)), (2, range(5, 9)), (3, range(9, 11))):
             run.next_pause()
-            dialog = _open_form(browser, ui, run)
+            dialog = open_resume_dialog(browser, ui, str(run.id))
             assert dialog.get_by_text(f"Page {number} of 3").is_visible()
             assert dialog.get_by_text("at least 6 labels").is_visible()
             for n in items:
                 if n in labels:
-                    _choose(browser, dialog, f"{n}. similarity on case case-{n}", labels[n])
-            _resume(browser, dialog, "Ada Lovelace", f"3-calibration-page-{number}")
+                    choose_option(browser, dialog, f"{n}. similarity on case case-{n}", labels[n])
+            resume_as(browser, dialog, "Ada Lovelace", f"3-calibration-page-{number}")
 
         # Clusters: the keyword names are proposed; one is renamed.
         run.next_pause()
-        dialog = _open_form(browser, ui, run)
+        dialog = open_resume_dialog(browser, ui, str(run.id))
         name = dialog.get_by_label("2. Name of cluster 1 (Optional)")
         assert name.input_value() == "shipping, cost"
         name.fill("Shipping prices unknown")
-        _resume(browser, dialog, "Ada Lovelace", "4-clusters")
+        resume_as(browser, dialog, "Ada Lovelace", "4-clusters")
 
         run.process.wait(timeout=60)
         assert run.process.returncode == 0, run.log.read_text()[-3000:]

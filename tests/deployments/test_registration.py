@@ -3,8 +3,6 @@ prefect.yaml (process work pool) and ``python -m deployments.serve``; a served d
 the API to Completed, writing its results where the deployment says."""
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ from prefect.exceptions import PrefectHTTPStatusError
 from assay.formats import import_file
 from deployments.definitions import REPOSITORY_ROOT, load_deployments
 from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.processes import stop_group
 
 PREFECT = str(Path(sys.executable).parent / "prefect")
 SPECS = {spec.name: spec for spec in load_deployments()}
@@ -143,7 +142,7 @@ def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
         state = _wait_for_final_state(client, run.id, serve, log_path)
         assert state.is_completed(), f"{state.type}: {state.message}\n{_tail(log_path)}"
     finally:
-        _stop(serve)
+        stop_group(serve)
 
     summary = json.loads((out_root / "evaluate" / "summary.json").read_text())
     assert summary["run_id"]
@@ -185,16 +184,6 @@ def _wait_for_final_state(client: Any, run_id: Any, serve: subprocess.Popen, log
             raise AssertionError(f"serve exited with {serve.returncode} during the run:\n{_tail(log_path)}")
         time.sleep(1)
     raise AssertionError(f"the run did not finish within {RUN_TIMEOUT_S} s:\n{_tail(log_path)}")
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGINT)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
 
 
 def _tail(path: Path) -> str:

@@ -4,7 +4,6 @@ pauses again and records its own decisions; a run killed mid-way resumes on reru
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -14,19 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from assay.corpora import sample_data_path
 from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.processes import small_corpus
 
-DOCUMENTS = [
-    "report-a-lost-or-stolen-card.md",
-    "easy-access-savings-product-sheet.md",
-    "fixed-rate-bond-product-sheet.md",
-    "overdraft-fees-policy.md",
-    "contact-us.md",
-    "personal-loan-product-sheet.md",
-    "dispute-a-card-transaction.md",
-    "set-up-a-standing-order.md",
-]
 FLOW_CALL = "import json, sys; from flows.mrm import mrm_workflow; mrm_workflow(**json.loads(sys.argv[1]))"
 WAIT_S = 420
 
@@ -41,9 +30,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("corpus")
-    for name in DOCUMENTS:
-        shutil.copy(sample_data_path() / "corpus" / name, folder / name)
-    return folder
+    return small_corpus(folder)
 
 
 def start_flow(server: tuple[str, Path], assay_home: Path, **parameters: object) -> subprocess.Popen:

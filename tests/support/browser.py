@@ -8,6 +8,7 @@ what the test saw after it ran.
 """
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -95,8 +96,6 @@ def open_resume_dialog(session: Browser, ui: str, flow_run_id: str) -> object:
 
 def form_select(dialog: object, title: str) -> object:
     """The select of the review field whose title starts with ``title`` (accessible name "Select <title>")."""
-    import re
-
     return dialog.get_by_role("button", name=re.compile("^Select " + re.escape(title)))
 
 

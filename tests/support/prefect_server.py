@@ -11,6 +11,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.support.processes import stop_group
+
 STARTUP_TIMEOUT_S = 90.0
 
 
@@ -60,11 +62,5 @@ def running_prefect_server(home: Path) -> Iterator[str]:
             time.sleep(0.5)
         yield api_url
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+        stop_group(process, signal.SIGTERM, timeout_s=20)
         log.close()
