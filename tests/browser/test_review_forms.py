@@ -87,34 +87,37 @@ def review_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
 
 
 def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path]) -> None:
+    from playwright.sync_api import expect
+
     api_url, run, out = review_run
     ui = api_url.removesuffix("/api")
     with chromium_page("test_review_forms_in_the_prefect_ui") as browser:
         # Topics: submitted without a name first, which the UI refuses while the run stays paused.
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        assert dialog.get_by_text("Topics found in the corpus").is_visible()
-        assert dialog.get_by_text("Refunds are paid within 14 days").is_visible()
+        expect(dialog.get_by_text("Topics found in the corpus")).to_be_visible()
+        expect(dialog.get_by_text("Refunds are paid within 14 days")).to_be_visible()
         assert dialog.locator("script").count() == 0, "corpus text must not become markup"
         choose_option(browser, dialog, "2. Topic 1: shipping | <script>", "exclude")
         dialog.get_by_role("button", name="Resume", exact=True).click()
         browser.page.get_by_text("'reviewer' is a required property").wait_for()
         browser.shot("1-topics-without-name")
         time.sleep(2)
-        assert run.state()["type"] == "PAUSED" and dialog.is_visible()
+        assert run.state()["type"] == "PAUSED"
+        expect(dialog).to_be_visible()
         resume_as(browser, dialog, "Ada Lovelace", "1-topics")
 
         # Cases: the outlier is proposed for exclusion; a blank name is sent back with the reason on top.
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
         assert form_select(dialog, "3. Case case-3").inner_text().strip() == "exclude"
-        assert dialog.get_by_text("far from its source").is_visible()
+        expect(dialog.get_by_text("far from its source")).to_be_visible()
         choose_option(browser, dialog, "1. Case case-1", "exclude")
         choose_option(browser, dialog, "3. Case case-3", "keep")
         resume_as(browser, dialog, "   ", "2-cases-blank-name")
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        assert dialog.get_by_text("Not accepted, please correct:").is_visible()
+        expect(dialog.get_by_text("Not accepted, please correct:")).to_be_visible()
         assert form_select(dialog, "1. Case case-1").inner_text().strip() == "exclude"
         resume_as(browser, dialog, "Ada Lovelace", "2-cases")
 
@@ -123,8 +126,8 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
         for number, items in ((1, range(1, 5)), (2, range(5, 9)), (3, range(9, 11))):
             run.next_pause()
             dialog = open_resume_dialog(browser, ui, str(run.id))
-            assert dialog.get_by_text(f"Page {number} of 3").is_visible()
-            assert dialog.get_by_text("at least 6 labels").is_visible()
+            expect(dialog.get_by_text(f"Page {number} of 3")).to_be_visible()
+            expect(dialog.get_by_text("at least 6 labels")).to_be_visible()
             for n in items:
                 if n in labels:
                     choose_option(browser, dialog, f"{n}. similarity on case case-{n}", labels[n])
