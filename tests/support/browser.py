@@ -106,12 +106,22 @@ def choose_option(session: Browser, dialog: object, title: str, option: str) -> 
     assert form_select(dialog, title).inner_text().strip() == option
 
 
+RESUME_WAIT_MS = 120_000
+"""How long the form may take to close after Resume: the server validates the input and resumes the run, which
+takes seconds when the test machine's cores are busy with other tests."""
+
+
 def resume_as(session: Browser, dialog: object, reviewer: str, shot: str) -> None:
     """Type the reviewer's name, keep a screenshot of the filled form, press Resume and wait for it to close."""
     dialog.get_by_label("Your name").fill(reviewer)
     session.shot(shot)
     dialog.get_by_role("button", name="Resume", exact=True).click()
-    dialog.wait_for(state="hidden")
+    try:
+        dialog.wait_for(state="hidden", timeout=RESUME_WAIT_MS)
+    except Exception as error:
+        session.shot(f"{shot}-still-open")
+        text = " ".join(dialog.inner_text().split())[-800:]
+        raise AssertionError(f"the form did not close after Resume; it shows: ...{text}") from error
 
 
 def run_form_field(page: object, label: str) -> object:
