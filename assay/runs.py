@@ -115,6 +115,10 @@ class RunStates:
             candidate = f"{base}-{number}"
         return candidate
 
+    def exported_to(self, record: RunRecord, folder: str) -> RunRecord:
+        """Record where the run's files are exported (known once the run id is, when it names the folder)."""
+        return self._save(record.model_copy(update={"export": folder}))
+
     def finish(self, record: RunRecord) -> RunRecord:
         return self._save(record.model_copy(update={"status": "complete", "finished_at": datetime.now(UTC)}))
 

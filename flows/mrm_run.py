@@ -99,7 +99,7 @@ class WorkflowRun:
             fingerprint(fingerprints), run_id, workflow="mrm-workflow", parameters=given, fingerprints=fingerprints
         )
         out_dir = Path(out) if out else settings.home / "exports" / record.run_id
-        record = states.start(record.fingerprint, record.run_id, export=str(out_dir))
+        record = states.exported_to(record, str(out_dir))
         if superseded := claim_run(record.run_id):
             print(f"run {record.run_id}: marked {len(superseded)} unfinished earlier attempt(s) as crashed")
         print(

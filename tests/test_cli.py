@@ -130,3 +130,20 @@ def test_artifacts_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
     tampered = runner.invoke(app, ["artifacts", "verify"])
     assert tampered.exit_code == 1
     assert "hash_mismatch" in tampered.output or "size_mismatch" in tampered.output
+
+
+def test_mrm_step_parameters_from_a_file_and_options_and_bad_ones_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from assay.cli.inputs import workflow_parameters
+
+    steps = tmp_path / "steps.toml"
+    steps.write_text('[topic_modeling]\nmin_topic_size = 4\n[robustness]\nintensities = ["low"]\n')
+    chosen = workflow_parameters(steps, per_topic=2, variations=["comma"])
+    assert chosen.topic_modeling.overrides() == {"min_topic_size": 4}
+    assert (chosen.test_generation.per_topic, chosen.robustness.variation_perturbators) == (2, ["comma"])
+    assert chosen.robustness.intensities == ["low"] and chosen.calibration.page_size == 8
+
+    steps.write_text('[test_generation]\nper_topic = 0\n[calibration]\npage_szie = 3\n')
+    result = runner.invoke(app, ["mrm", "run", "--non-interactive", "--parameters", str(steps)])
+    assert result.exit_code == 2
+    assert str(steps) in result.output and "test_generation.per_topic" in result.output
+    assert "calibration.page_szie" in result.output and "Traceback" not in result.output

@@ -18,11 +18,6 @@ from assay.mrm.operational import quality_results
 LabelFn = Callable[[list[ReviewItem]], list[ReviewLabel]]
 
 
-def threshold_in_force(result: EvaluationResult, metric: MetricMeta) -> float | None:
-    """The run's ``metric_threshold`` override of the primary metric, else the metric's default."""
-    return result.threshold(metric.key)
-
-
 def sample_for_review(
     lab: TestLab,
     results: Sequence[EvaluationResult],
@@ -42,7 +37,7 @@ def sample_for_review(
     items: list[ReviewItem] = []
     for result in quality_results(results):
         metric = result.evaluator.primary_metric
-        threshold = threshold_in_force(result, metric)
+        threshold = result.threshold(metric.key)
         if threshold is None:
             continue
         candidates: list[ReviewItem] = []
@@ -118,7 +113,7 @@ def fit_thresholds(
     metrics = []
     for result in quality_results(results):
         metric = result.evaluator.primary_metric
-        default = threshold_in_force(result, metric)
+        default = result.threshold(metric.key)
         if default is None:
             continue
         mine = [item for item in items if (item.evaluator_id, item.metric) == (result.evaluator.id, metric.key)]

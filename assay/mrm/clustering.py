@@ -19,7 +19,6 @@ from assay.embeddings import Embedder
 from assay.models import TestLab, TestLabRow
 from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import FailureCluster, FailureClusters
-from assay.mrm.calibration import threshold_in_force
 from assay.mrm.operational import quality_results
 
 Thresholds = Mapping[tuple[str, str], float]
@@ -46,7 +45,7 @@ def failed_row_keys(
     failed: set[str] = set()
     for result in quality_results(results):
         metric = result.evaluator.primary_metric
-        threshold = (thresholds or {}).get((result.evaluator.id, metric.key), threshold_in_force(result, metric))
+        threshold = result.threshold(metric.key, thresholds)
         if threshold is None:
             continue
         for scored in result.rows:
