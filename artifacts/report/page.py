@@ -1,0 +1,129 @@
+"""The one HTML page layout every Assay report uses (evaluation, MRM run, comparison): a left navigation, one
+``<section>`` per report section, plotly.js and the styles inlined so the file opens offline, prints, and can
+be archived or mailed as a single file.
+
+Everything a system under test said is hostile input. Templates autoescape; data handed to page scripts goes
+through ``json_script`` (``<``, ``>``, ``&`` and line separators escaped, so no string can close the tag);
+text shown inside a plotly figure goes through ``figure_text`` (plotly renders a subset of HTML in labels)."""
+
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_JSON_ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+@dataclass
+class Section:
+    """One navigable part of a report. ``html`` is already rendered (by a template, so escaped);
+    ``children`` are sub-sections shown nested in the navigation."""
+
+    id: str
+    title: str
+    html: Markup
+    children: list["Section"] = field(default_factory=list)
+
+
+@cache
+def environment() -> Environment:
+    """Templates live in ``artifacts/report/templates``; autoescaping is on for every template."""
+    env = Environment(
+        loader=PackageLoader("artifacts.report", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["clean"] = clean_text
+    env.filters["json_script"] = json_script
+    env.filters["number"] = format_number
+    return env
+
+
+def render(template: str, **context: Any) -> Markup:
+    """One template rendered to safe markup, to be placed in a ``Section``."""
+    return Markup(environment().get_template(template).render(**context))
+
+
+def clean_text(value: Any) -> str:
+    """Text for display: ANSI escape sequences and control characters removed (escaping is the template's)."""
+    if value is None:
+        return ""
+    return _CONTROL.sub("", _ANSI.sub("", str(value)))
+
+
+def figure_text(value: Any, limit: int = 80) -> str:
+    """Text placed in a plotly label or hover: cleaned, shortened, and HTML-escaped (plotly renders tags)."""
+    text = " ".join(clean_text(value).split())
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return html.escape(text, quote=True)
+
+
+def json_script(data: Any) -> Markup:
+    """JSON safe to place inside ``<script type="application/json">``: nothing in it can end the element."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+    return Markup("".join(_JSON_ESCAPES.get(character, character) for character in text))
+
+
+def format_number(value: Any, digits: int = 3) -> str:
+    """A score for a table cell: None is "unscored", never 0."""
+    if value is None:
+        return "unscored"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def figure_html(figure: Any, *, height: int | None = None) -> Markup:
+    """A plotly figure as a ``<div>`` and the script that draws it (plotly.js itself is in the page head)."""
+    if height is not None:
+        figure.update_layout(height=height)
+    figure.update_layout(margin={"l": 40, "r": 20, "t": 40, "b": 40}, template="plotly_white")
+    return Markup(
+        figure.to_html(
+            full_html=False,
+            include_plotlyjs=False,
+            config={"displaylogo": False, "responsive": True, "modeBarButtonsToRemove": ["sendDataToCloud"]},
+        )
+    )
+
+
+@cache
+def _plotly_js() -> Markup:
+    from plotly.offline import get_plotlyjs
+
+    return Markup(get_plotlyjs())
+
+
+def render_page(
+    title: str,
+    sections: list[Section],
+    *,
+    subtitle: str = "",
+    data: dict[str, Any] | None = None,
+    with_charts: bool = True,
+) -> str:
+    """A complete, self-contained HTML document. ``data`` is embedded as JSON (``<script id="report-data">``)
+    for the page's own scripts, e.g. the eval eye's filters."""
+    return (
+        environment()
+        .get_template("page.html.j2")
+        .render(
+            title=title,
+            subtitle=subtitle,
+            sections=sections,
+            data=data,
+            plotly_js=_plotly_js() if with_charts else None,
+            generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+    )
