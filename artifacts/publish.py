@@ -10,12 +10,17 @@ from typing import Any
 
 from artifacts.evaluation_results import results_document, summary_document
 from artifacts.findings import find_insights, find_problems, leaderboard, leaderboard_markdown
+from artifacts.report.html import render_report
+from artifacts.report.run_documents import RunDocuments
 from assay.models import TestLab
 from assay.models.artifacts import Producer
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Findings
 from assay.redaction import redact_data
+from assay.runs import RUN_FILE
 from assay.storage.artifacts import ArtifactStore
+
+_TEXT_TYPES = {".md": "text/markdown", ".html": "text/html"}
 
 
 def _write_json(path: Path, document: Any) -> Path:
@@ -52,7 +57,7 @@ def publish_documents(
         if artifact_store is None:
             continue
         if is_text:
-            content_type = "text/markdown" if relative.endswith(".md") else "text/plain"
+            content_type = _TEXT_TYPES.get(Path(relative).suffix, "text/plain")
             artifact_store.put(
                 name, document.encode(), filename=path.name, content_type=content_type, producer=producer
             )
@@ -95,6 +100,12 @@ def publish_evaluation(
     }
     summary["insights"] = len(insights)
     documents["summary.json"] = summary
+    # run.json (written when the run started) gives the report its creation time; it is not republished
+    run_file = out_dir / RUN_FILE
+    known = {RUN_FILE: json.loads(run_file.read_text(encoding="utf-8"))} if run_file.is_file() else {}
+    html, interpretation = render_report(RunDocuments(source=str(out_dir), documents={**documents, **known}))
+    documents["interpretation.json"] = interpretation
+    documents["interpretation.html"] = html
     publish_documents(
         documents,
         out_dir=out_dir,

@@ -57,6 +57,15 @@ def folder_fingerprint(folder: Path) -> str:
     return digest.hexdigest()
 
 
+RUN_ID_PLACEHOLDER = "{run_id}"
+
+
+def export_folder(out: str | None, run_id: str, home: Path) -> Path:
+    """Where a run's files are exported: ``out`` with ``{run_id}`` filled in (a deployment's folder template,
+    so each scheduled run gets its own folder), else ``<home>/exports/<run id>``."""
+    return Path(out.replace(RUN_ID_PLACEHOLDER, run_id)) if out else home / "exports" / run_id
+
+
 def state_key(run_id: str) -> str:
     return f"{RUNS_PREFIX}/{run_id}/state.json"
 

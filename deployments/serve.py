@@ -17,6 +17,7 @@ from typing import Any
 
 from assay.config import load_settings
 from assay.prefect_env import configure_prefect
+from assay.runs import RUN_ID_PLACEHOLDER
 from deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, DeploymentSpec, ScheduleSpec, load_deployments
 
 
@@ -38,7 +39,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--out",
         type=Path,
         default=None,
-        help="Results root: each deployment writes to ROOT/<deployment name> instead of its prefect.yaml folder.",
+        help="Results root: each run writes to ROOT/<deployment name>/<run id> instead of its prefect.yaml folder.",
     )
     parser.add_argument(
         "--replace",
@@ -79,7 +80,7 @@ def effective_schedules(spec: DeploymentSpec, cron: str | None) -> tuple[Schedul
 def effective_parameters(spec: DeploymentSpec, out_root: Path | None) -> dict[str, Any]:
     parameters = dict(spec.parameters)
     if out_root is not None:
-        parameters["out"] = str(out_root / spec.name)
+        parameters["out"] = str(out_root / spec.name / RUN_ID_PLACEHOLDER)
     return parameters
 
 

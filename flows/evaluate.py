@@ -11,12 +11,13 @@ from assay.formats import import_file
 from assay.hosts import default_host_config
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
-from assay.runs import RunStates, fingerprint
+from assay.runs import RunStates, export_folder, fingerprint
 from assay.storage.factory import open_object_store
 from evaluators import Services, build_evaluator
 from evaluators.selection import run_parameters
 from flows.attempts import claim_run
 from tasks.evaluate import build_lab, evaluate, publish, select
+from tasks.report import REPORT_FILE, link_report
 
 DEFAULT_EVALUATORS = ["answer_semantic_similarity", "text_matching"]
 
@@ -27,7 +28,7 @@ def _host_config(host: str | dict[str, Any]) -> ModelHost:
 
 @flow(name="evaluate", log_prints=True, persist_result=False)
 def evaluate_flow(
-    out: str,
+    out: str | None = None,
     suite: str | None = None,
     suite_format: str = "auto",
     lab: str | None = None,
@@ -43,7 +44,9 @@ def evaluate_flow(
     """Evaluate a suite against hosts (``suite`` + ``hosts``) or a test lab's precomputed answers (``lab``).
 
     ``judge`` is the LLM judge endpoint (``JudgeEndpoint``: no secret, only the key's variable name), else the
-    one in Assay's settings; ``judge_options`` sets repeats, the cascade and a budget (``JudgeRunOptions``)."""
+    one in Assay's settings; ``judge_options`` sets repeats, the cascade and a budget (``JudgeRunOptions``).
+    ``out`` is the export folder (``{run_id}`` in it is replaced by the run id); by default each run gets its
+    own, ``<assay home>/exports/<run id>``, so two runs (a weekly re-validation) never mix their files."""
     if (suite is None) == (lab is None):
         raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
     evaluator_ids = evaluators or DEFAULT_EVALUATORS
@@ -66,16 +69,17 @@ def evaluate_flow(
             raise ValueError(f"{lab} holds a test suite without answers; pass it as 'suite'")
         inputs = fingerprint(test_lab.model_dump(mode="json"))
         evaluation_name = name or _slug(test_lab.name)
-    out_dir = Path(out)
-    runs = RunStates(open_object_store(load_settings()))
+    settings = load_settings()
+    runs = RunStates(open_object_store(settings))
     record = runs.start(
         fingerprint(inputs, evaluator_ids, parameters, judge, judge_options),
         run_id,
         workflow="evaluate",
         parameters={"suite": suite, "lab": lab, "evaluators": evaluator_ids, "evaluator_parameters": parameters},
         fingerprints={"inputs": inputs},
-        export=str(out_dir),
     )
+    out_dir = export_folder(out, record.run_id, settings.home)
+    record = runs.exported_to(record, str(out_dir))
     superseded = claim_run(record.run_id)
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
     if superseded:
@@ -98,6 +102,12 @@ def evaluate_flow(
         for evaluator_id in selected
     ]
     summary = publish(quote(test_lab), quote(results), str(out_dir), evaluation_name, record.run_id, skipped)
+    link_report(
+        f"Evaluation report {evaluation_name}",
+        str(out_dir / REPORT_FILE),
+        f"evaluations/{evaluation_name}/{REPORT_FILE}",
+        record.run_id,
+    )
     runs.finish(record)
     return summary
 

@@ -25,6 +25,7 @@ from flows.attempts import step_seconds
 from flows.mrm_run import WorkflowRun
 from flows.review import review_calibration, review_cases, review_clusters, review_topics
 from tasks import mrm as steps
+from tasks.report import REPORT_FILE, link_report, render_run_report
 from tasks.timing import library_seconds
 
 STEPS = (
@@ -64,8 +65,9 @@ def mrm_workflow(
 
     ``corpus``: folder of .md/.txt documents (default: the sample corpus); ``hosts``: host types or host
     files (default: sample-rag); ``evaluators``: default every non-LLM evaluator the lab has inputs for;
-    ``out``: export folder (default ``<assay home>/exports/<run id>``); ``interactive``: pause for reviewers
-    in the Prefect UI, else decide from ``approvals`` (a JSON file) and the steps' policies."""
+    ``out``: export folder (``{run_id}`` in it becomes the run id; default ``<assay home>/exports/<run id>``);
+    ``interactive``: pause for reviewers in the Prefect UI, else decide from ``approvals`` (a JSON file) and
+    the steps' policies."""
     parameters = MrmParameters(
         topic_modeling=topic_modeling,
         test_generation=test_generation,
@@ -205,6 +207,8 @@ def mrm_workflow(
         {"library_s": round(library_seconds(_flow_run_id()), 3)},
     )
     steps.publish_step("artifacts", quote(documents), str(run.out_dir), run.prefix, run.id)
+    report = render_run_report(str(run.out_dir), run.prefix, run.id, "mrm-workflow")
+    link_report(f"MRM report {name}", report, f"{run.prefix}/{REPORT_FILE}", run.id)
     run.finish()
     return documents["workflow_summary.json"]
 

@@ -19,7 +19,7 @@ from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.workflow import MrmParameters
 from assay.mrm.approvals import DecisionStore, load_approvals
-from assay.runs import RunRecord, RunStates, fingerprint, folder_fingerprint
+from assay.runs import RunRecord, RunStates, export_folder, fingerprint, folder_fingerprint
 from assay.storage.factory import open_object_store
 from evaluators.selection import run_parameters
 from flows.attempts import claim_run, step_tag
@@ -98,7 +98,7 @@ class WorkflowRun:
         record = states.start(
             fingerprint(fingerprints), run_id, workflow="mrm-workflow", parameters=given, fingerprints=fingerprints
         )
-        out_dir = Path(out) if out else settings.home / "exports" / record.run_id
+        out_dir = export_folder(out, record.run_id, settings.home)
         record = states.exported_to(record, str(out_dir))
         if superseded := claim_run(record.run_id):
             print(f"run {record.run_id}: marked {len(superseded)} unfinished earlier attempt(s) as crashed")

@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 
 from artifacts.findings.common import Thresholds, avid_code, case_reference, problem_type, severity_of_gap, threshold_of
+from artifacts.findings.leaks import leaking_case_problems
 from assay.models import TestLab, TestLabRow
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Problem
@@ -17,12 +18,16 @@ _ROBUSTNESS_ACTION = (
 def find_problems(
     lab: TestLab, results: Sequence[EvaluationResult], thresholds: Thresholds = None
 ) -> list[Problem]:
-    """``thresholds``: the run's threshold book after calibration (``ThresholdBook.in_force()``)."""
+    """``thresholds``: the run's threshold book after calibration (``ThresholdBook.in_force()``).
+
+    Privacy and security evaluators are zero-tolerance: besides the average, every leaking case is a problem
+    of its own (``artifacts.findings.leaks``)."""
     problems = [*_host_failures(lab), *_empty_context(lab)]
     if any("embeddings" in result.evaluator.needs for result in results):
         problems += _too_short_to_embed(lab)
     for result in results:
         problems += _primary_below_threshold(lab, result, thresholds)
+        problems += leaking_case_problems(lab, result, thresholds)
         problems += _robustness_flips(lab, result, thresholds)
         if result.judge is not None:
             problems += _flaky_judge_verdicts(lab, result) + _judge_failures(lab, result)

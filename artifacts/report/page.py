@@ -10,7 +10,6 @@ import html
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
@@ -112,9 +111,11 @@ def render_page(
     subtitle: str = "",
     data: dict[str, Any] | None = None,
     with_charts: bool = True,
+    generated_at: str | None = None,
 ) -> str:
     """A complete, self-contained HTML document. ``data`` is embedded as JSON (``<script id="report-data">``)
-    for the page's own scripts, e.g. the eval eye's filters."""
+    for the page's own scripts, e.g. the eval eye's filters. The page holds no clock time unless
+    ``generated_at`` is given: the same run renders to the same bytes, so a resumed run republishes nothing."""
     return (
         environment()
         .get_template("page.html.j2")
@@ -124,6 +125,6 @@ def render_page(
             sections=sections,
             data=data,
             plotly_js=_plotly_js() if with_charts else None,
-            generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+            generated_at=generated_at,
         )
     )

@@ -2,13 +2,14 @@
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 from rich.table import Table
 
 from assay.cli import inputs
 from assay.cli.common import console, options, user_errors
+from assay.cli.gates import GATE_HELP, apply_gates, validated_gates
 from assay.escaping import for_terminal
 
 evaluators_app = typer.Typer(help="The evaluator catalogue.", no_args_is_help=True)
@@ -109,8 +110,16 @@ def evaluate(
         int | None,
         typer.Option(min=0, help="At most N cases per judged evaluator go to the judge (most uncertain first)."),
     ] = None,
+    gate: Annotated[list[str] | None, typer.Option("--gate", help=GATE_HELP)] = None,
+    fail_on: Annotated[
+        Literal["high", "medium", "any"] | None,
+        typer.Option(help="Exit 3 when the run has a problem of this severity or worse (any: also low)."),
+    ] = None,
 ) -> None:
-    """Evaluate a suite against hosts, or a test lab's precomputed answers, and print a per-model table."""
+    """Evaluate a suite against hosts, or a test lab's precomputed answers, and print a per-model table.
+
+    Exit codes: 0 the run finished and every gate passed (or none was given); 1 unexpected error; 2 bad input
+    (nothing was run); 3 a --gate or --fail-on was breached (gates.json in --out says which and why)."""
     with user_errors():
         if suite is None and lab is None:
             raise ValueError("give --suite (with --host) or --lab")
@@ -126,6 +135,7 @@ def evaluate(
             inputs.lab_file(lab, lab_format)
         inputs.output_folder(out)
         judge_endpoint = inputs.judge_file(judge) if judge is not None else None
+        gates = validated_gates(gate or [], evaluator_ids)
         judge_options = {"repeats": judge_repeats, "cascade": judge_cascade, "band": judge_band, "budget": judge_budget}
         summary = _run_flow(
             out=str(out),
@@ -155,6 +165,9 @@ def evaluate(
     console.print(
         f"results: {folder}/<evaluator>/results.json and leaderboard.md, {folder}/summary.json", highlight=False
     )
+    console.print(f"HTML report: {folder}/interpretation.html", highlight=False, soft_wrap=True)
+    if gates or fail_on:
+        apply_gates(out, gates, fail_on)
 
 
 def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")) -> None:

@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from assay.cli import artifacts, compare, evaluate, guardrail, judges, mrm, perturb, report, suite
+from assay.cli import artifacts, baseline, compare, evaluate, guardrail, judges, mrm, perturb, report, suite
 from assay.cli import hosts as hosts_cli
 from assay.cli.common import AssayGroup, options
 
@@ -39,6 +39,7 @@ app.add_typer(perturb.perturbators_app, name="perturbators")
 app.add_typer(judges.app, name="judges")
 app.add_typer(report.app, name="report")
 app.command("compare")(compare.compare)
+app.add_typer(baseline.app, name="baseline")
 app.add_typer(guardrail.app, name="guardrail")
 
 

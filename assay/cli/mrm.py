@@ -131,6 +131,9 @@ def print_workflow(summary: dict[str, Any], command_wall: float) -> None:
         f"{folder}/report.json, {folder}/workflow_summary.json",
         highlight=False,
     )
+    report = Path(summary.get("export", "")) / "interpretation.html"
+    if report.is_file():  # the last line, so a script (or `make demo`) can take the path from it
+        console.print(f"HTML report: {for_terminal(report.resolve())}", highlight=False, soft_wrap=True)
 
 
 def _short(outcome: dict[str, Any]) -> str:

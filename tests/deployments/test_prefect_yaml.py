@@ -26,7 +26,7 @@ def test_prefect_deploy_loader_accepts_the_file_and_sees_every_deployment() -> N
         ("flows/mrm.py:mrm_workflow", "interactive"),
         ("flows/mrm.py:mrm_workflow", "unattended"),
         ("flows/evaluate.py:evaluate_flow", "evaluate"),
-        ("flows/evaluate.py:evaluate_flow", "revalidation"),
+        ("flows/revalidate.py:revalidation_flow", "revalidation"),
     ]
     assert {d.work_pool.name for d in model.deployments if d.work_pool} == {"assay-process"}
     assert model.pull == [{"prefect.deployments.steps.set_working_directory": {"directory": "{{ repository.stdout }}"}}]
@@ -113,13 +113,13 @@ def test_a_schedule_with_both_cron_and_interval_is_refused_naming_the_file(tmp_p
 
 def test_serve_overrides_cron_and_out_root_for_the_selected_deployment(tmp_path: Path) -> None:
     deployments = build_deployments(
-        parse_args(["--deployment", "evaluate/revalidation", "--cron", "0 7 * * *", "--out", str(tmp_path)])
+        parse_args(["--deployment", "revalidation/revalidation", "--cron", "0 7 * * *", "--out", str(tmp_path)])
     )
-    assert [(d.flow_name, d.name) for d in deployments] == [("evaluate", "revalidation")]
+    assert [(d.flow_name, d.name) for d in deployments] == [("revalidation", "revalidation")]
     (revalidation,) = deployments
     assert [item.schedule.cron for item in revalidation.schedules] == ["0 7 * * *"]
     assert revalidation.schedules[0].schedule.timezone == "UTC"
-    assert revalidation.parameters["out"] == str(tmp_path / "revalidation")
+    assert revalidation.parameters["out"] == str(tmp_path / "revalidation" / "{run_id}")  # a folder per run
     assert revalidation.parameters["suite"] == SPECS["revalidation"].parameters["suite"]
 
 
@@ -136,7 +136,7 @@ def test_serve_registers_all_deployments_with_their_yaml_parameters_by_default()
         "mrm-workflow/interactive",
         "mrm-workflow/unattended",
         "evaluate/evaluate",
-        "evaluate/revalidation",
+        "revalidation/revalidation",
     }
     for deployment in deployments.values():
         assert deployment.parameters == SPECS[deployment.name].parameters
@@ -150,6 +150,6 @@ def test_serve_list_prints_what_would_be_served(
     monkeypatch.chdir(tmp_path)  # serve works from any folder; the fixture restores it after main's chdir
     main(["--list", "--deployment", "revalidation", "--deployment", "mrm-workflow/interactive", "--cron", "0 7 * * *"])
     assert capsys.readouterr().out.splitlines() == [
-        "evaluate/revalidation\t0 7 * * * (UTC)",
+        "revalidation/revalidation\t0 7 * * * (UTC)",
         "mrm-workflow/interactive\tno schedule",
     ]

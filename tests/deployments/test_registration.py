@@ -24,7 +24,7 @@ FLOW_NAMES = {
     "interactive": "mrm-workflow",
     "unattended": "mrm-workflow",
     "evaluate": "evaluate",
-    "revalidation": "evaluate",
+    "revalidation": "revalidation",
 }
 RUN_TIMEOUT_S = 300
 
@@ -91,7 +91,7 @@ def test_prefect_deploy_registers_every_deployment_with_typed_parameters(
     assert {"chunk_words", "top_n_words", "umap_n_neighbors"} <= step_fields(schema, "topic_modeling")
     assert {"per_metric", "page_size"} == step_fields(schema, "calibration")
     assert interactive.schedules == []
-    assert cron_strings(client.read_deployment_by_name("evaluate/revalidation")) == ["0 6 * * 1"]
+    assert cron_strings(client.read_deployment_by_name("revalidation/revalidation")) == ["0 6 * * 1"]
     assert cron_strings(client.read_deployment_by_name("mrm-workflow/unattended")) == ["0 2 * * 0"]
 
     # Serving a name that a worker deployment holds would leave it with worker-only storage: serve refuses.
@@ -129,7 +129,7 @@ def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
     try:
         served = _wait_for_served(client, serve, log_path, out_root)
         for name, spec in SPECS.items():
-            assert served[name].parameters == {**spec.parameters, "out": str(out_root / name)}
+            assert served[name].parameters == {**spec.parameters, "out": str(out_root / name / "{run_id}")}
             assert not served[name].pull_steps  # the runner runs it in its own working directory
         schema = served["interactive"].parameter_openapi_schema
         assert {"per_topic", "generators"} == step_fields(schema, "test_generation")
@@ -144,12 +144,13 @@ def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
     finally:
         stop_group(serve)
 
-    summary = json.loads((out_root / "evaluate" / "summary.json").read_text())
-    assert summary["run_id"]
-    results = json.loads((out_root / "evaluate" / "text_matching" / "results.json").read_text())
+    (folder,) = (out_root / "evaluate").iterdir()  # the run's own folder, named after its run id
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["run_id"] == folder.name
+    results = json.loads((folder / "text_matching" / "results.json").read_text())
     suite = import_file(REPOSITORY_ROOT / SPECS["evaluate"].parameters["suite"], "auto")
     assert len(results["results"]) == suite.case_count  # the one host answered every case
-    assert not (out_root / "evaluate" / "answer_semantic_similarity").exists(), "the run's evaluators were ignored"
+    assert not (folder / "answer_semantic_similarity").exists(), "the run's evaluators were ignored"
 
 
 def _wait_for_served(client: Any, serve: subprocess.Popen, log_path: Path, out_root: Path) -> dict[str, Any]:
@@ -166,7 +167,7 @@ def _wait_for_served(client: Any, serve: subprocess.Popen, log_path: Path, out_r
                 deployment = client.read_deployment_by_name(f"{FLOW_NAMES[name]}/{name}")
             except ObjectNotFound:
                 continue
-            if deployment.parameters.get("out") == str(out_root / name):
+            if deployment.parameters.get("out") == str(out_root / name / "{run_id}"):
                 served[name] = deployment
         if len(served) == len(SPECS):
             return served

@@ -7,7 +7,6 @@ from typing import ClassVar
 import pytest
 
 from assay.config import load_settings
-from assay.corpora import sample_data_path
 from assay.hosts import Host, HostAnswer, register_host
 from assay.models import TestCase, TestLab, TestSuite
 from assay.storage import ArtifactStore, open_object_store
@@ -29,17 +28,6 @@ ROW_KEYS = {
     "output_condition",
     "corpus",
 }
-
-
-@pytest.fixture(scope="module")
-def small_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    suite = TestSuite.model_validate_json((sample_data_path() / "suite.json").read_text())
-    suite.tests = suite.tests[:2]
-    for test in suite.tests:
-        test.test_cases = test.test_cases[:3]
-    path = tmp_path_factory.mktemp("suite") / "suite.json"
-    path.write_text(suite.model_dump_json())
-    return path
 
 
 def read(path: Path) -> dict:

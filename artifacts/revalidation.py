@@ -1,0 +1,101 @@
+"""A re-validation run judged against its approved baseline: gates on the run itself, the comparison with
+the baseline, and the verdict that fails the run when either finds something. Pure: the documents to
+publish and the Markdown for the Prefect run are returned, nothing is written here."""
+
+from collections.abc import Sequence
+from typing import Any
+
+from artifacts.comparison import compare_runs
+from artifacts.comparison_report import comparison_html, comparison_markdown, significant
+from artifacts.gates import check_gates
+from artifacts.report.run_documents import RunDocuments
+from assay.escaping import for_markdown_cell, for_markdown_text
+from assay.models.comparison import Comparison
+from assay.models.gates import FailOn, Gate
+from assay.models.revalidation import BaselineApproval, RevalidationVerdict
+
+FOLDER = "revalidation"
+"""Where a re-validation's own documents go, inside the run's export folder."""
+
+
+def assess(
+    name: str,
+    current: RunDocuments,
+    *,
+    baseline: tuple[BaselineApproval, RunDocuments] | None,
+    gates: Sequence[Gate],
+    fail_on: FailOn | None,
+    fail_on_regression: bool,
+    baseline_note: str = "",
+) -> tuple[RevalidationVerdict, dict[str, Any], str]:
+    """(verdict, documents to publish under the run, Markdown for the Prefect run's artifact)."""
+    report = check_gates(current, gates, fail_on)
+    reasons = [f"gate {result.expression} on {result.model_key or 'the run'}: {result.reason}"
+               for result in report.gates if not result.passed]  # fmt: skip
+    if report.severity is not None and not report.severity.passed:
+        reasons.append(f"--fail-on {report.severity.fail_on}: {report.severity.reason}")
+    comparison: Comparison | None = None
+    approval = None
+    if baseline is not None:
+        approval, baseline_run = baseline
+        comparison = compare_runs(baseline_run, current)
+        comparison.gates = report
+        if fail_on_regression and comparison.regressed:
+            reasons.append(
+                f"regression against baseline run {approval.run_id}: {len(comparison.significantly_worse)} metric(s) "
+                f"significantly worse, {len(comparison.newly_failing)} case(s) newly failing"
+            )
+    changes = significant(comparison) if comparison else []
+    verdict = RevalidationVerdict(
+        name=name,
+        run_id=current.run_id,
+        baseline=approval,
+        baseline_note=baseline_note if comparison is None else "",
+        significantly_worse=len(comparison.significantly_worse) if comparison else 0,
+        significantly_better=sum(delta.change == "better" for delta in changes),
+        newly_failing=len(comparison.newly_failing) if comparison else 0,
+        new_problems=sum(change.status == "new" for change in comparison.problem_changes) if comparison else 0,
+        fail_on_regression=fail_on_regression,
+        gates=report,
+        breached=bool(reasons),
+        reasons=reasons,
+    )
+    documents: dict[str, Any] = {
+        f"{FOLDER}/verdict.json": verdict.model_dump(mode="json"),
+        f"{FOLDER}/gates.json": report.model_dump(mode="json"),
+    }
+    if comparison is not None:
+        documents[f"{FOLDER}/comparison.json"] = comparison.model_dump(mode="json")
+        documents[f"{FOLDER}/comparison.md"] = comparison_markdown(comparison)
+        documents[f"{FOLDER}/comparison.html"] = comparison_html(comparison)
+    return verdict, documents, verdict_markdown(verdict, comparison)
+
+
+def verdict_markdown(verdict: RevalidationVerdict, comparison: Comparison | None) -> str:
+    """The Prefect run's artifact: the verdict first, then who approved the baseline, then the details."""
+    cell = for_markdown_cell
+    status = "**FAILED**" if verdict.breached else "**passed**"
+    lines = [f"# Re-validation {cell(verdict.name)}: {status}", "", f"- Run: {cell(verdict.run_id or '-')}"]
+    if verdict.baseline is not None:
+        approval = verdict.baseline
+        who = (f"approved by {cell(approval.approved_by)} at {approval.approved_at:%Y-%m-%d %H:%M} UTC"
+               if approval.source == "person" else "named by the deployment's `baseline` parameter")  # fmt: skip
+        lines.append(f"- Baseline: run {cell(approval.run_id)}, {who}")
+    else:
+        lines.append(f"- Baseline: none compared. {for_markdown_text(verdict.baseline_note)}")
+    for reason in verdict.reasons:
+        lines.append(f"- Fails: {for_markdown_text(reason)}")
+    gates = verdict.gates
+    if gates.gates or gates.severity is not None:
+        lines += ["", "## Gates", "", "| gate | model | value | verdict |", "|---|---|---:|---|"]
+        for result in gates.gates:
+            value = "not evaluable" if result.value is None else f"{result.value:.3f}"
+            lines.append(f"| {cell(result.expression)} | {cell(result.model_key or '-')} | {value} | "
+                         f"{'pass' if result.passed else 'BREACH'} |")  # fmt: skip
+        if gates.severity is not None:
+            lines.append(f"| --fail-on {gates.severity.fail_on} | all | {gates.severity.matching} problem(s) | "
+                         f"{'pass' if gates.severity.passed else 'BREACH'} |")  # fmt: skip
+    if comparison is not None:
+        body = comparison_markdown(comparison).split("\n", 1)[1]  # its own title is replaced by ours
+        lines += ["", "## Compared with the baseline", body.replace("\n## ", "\n### ")]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,231 @@
+"""Loading a guardrail configuration (``guardrails.json``) and checking it before any answer is judged by it.
+
+A service that silently ignored a misspelt evaluator or metric would let through every answer that metric was
+meant to stop, so every problem is an error naming the file and the field at fault. Two shapes load: the one
+``artifacts.guardrails.build_guardrail_config`` writes (with ``threshold_details`` saying where each threshold
+came from and which side is bad) and the manual's two-key shape (``calibrated_thresholds`` and
+``evaluator_ids``), where the direction comes from the evaluator's own metadata and the source is "config".
+
+Optional keys the service adds: ``actions`` (evaluator -> "block" | "flag", overriding the default of blocking
+on privacy and security evaluators), ``parameters`` (evaluator -> build parameters) and ``version``."""
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+import evaluators
+from assay.models.guardrail import Action
+from assay.models.thresholds import NO_REVIEWER, ThresholdBook, ThresholdEntry
+from evaluators.registry import evaluator_class
+
+KNOWN_KEYS = (
+    "calibrated_thresholds",
+    "evaluator_ids",
+    "thresholds_reviewed_by",
+    "threshold_details",
+    "actions",
+    "parameters",
+    "version",
+)
+ACTIONS: tuple[Action, ...] = ("block", "flag")
+DEFAULT_EVALUATORS = ("groundedness", "pii_leakage", "sensitive_data_leakage", "toxicity")
+"""The default configuration (``examples/guardrails.json``): toxicity is reported unavailable where its
+weights are absent."""
+Fail = Callable[[str, str], ValueError]
+
+
+@dataclass(frozen=True)
+class GuardedMetric:
+    """One threshold the guardrail applies, with the side that passes and where the value came from."""
+
+    metric: str
+    threshold: float
+    higher_is_better: bool
+    source: str
+    set_by: str
+
+    def passes(self, value: float) -> bool:
+        return value >= self.threshold if self.higher_is_better else value <= self.threshold
+
+
+@dataclass(frozen=True)
+class GuardrailConfig:
+    source: str
+    sha256: str
+    evaluators: dict[str, dict[str, GuardedMetric]]
+    actions: dict[str, Action] = field(default_factory=dict)
+    parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
+    version: str | None = None
+    reviewed_by: str | None = None
+
+
+def default_config_data(evaluator_ids: Sequence[str] = DEFAULT_EVALUATORS) -> dict[str, Any]:
+    """A configuration with each evaluator's declared default thresholds, written by the same builder an MRM
+    run uses (``build_guardrail_config``), so the example and a run's ``guardrails.json`` never diverge."""
+    from artifacts.guardrails import build_guardrail_config
+
+    entries = [
+        ThresholdEntry(
+            evaluator_id=evaluator_id,
+            metric=metric.key,
+            threshold=metric.threshold,
+            higher_is_better=metric.higher_is_better,
+            source="default",
+            set_by="evaluator default",
+            default_threshold=metric.threshold,
+        )
+        for evaluator_id in evaluator_ids
+        for metric in evaluator_class(evaluator_id).spec.metrics
+    ]
+    return build_guardrail_config(ThresholdBook(entries=entries, reviewer=NO_REVIEWER))
+
+
+def load_config(path: str | Path) -> GuardrailConfig:
+    """Read and check a configuration file; every error names the file and, where it applies, the field."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: guardrail configuration not found") from None
+    except OSError as error:
+        raise ValueError(f"{path}: cannot read the guardrail configuration ({error.strerror or error})") from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: not valid JSON ({error})") from None
+    return parse_config(data, source=str(path), sha256=hashlib.sha256(raw).hexdigest())
+
+
+def parse_config(data: Any, *, source: str, sha256: str | None = None) -> GuardrailConfig:
+    """Check an already parsed configuration; ``source`` names it in errors (a file name or "<inline>")."""
+    if sha256 is None:
+        sha256 = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+    def fail(where: str, problem: str) -> ValueError:
+        return ValueError(f"{source}: {where}: {problem}")
+
+    if not isinstance(data, dict):
+        raise fail("top level", f"expected a JSON object, got {type(data).__name__}")
+    unknown = sorted(set(data) - set(KNOWN_KEYS))
+    if unknown:
+        raise fail(unknown[0], f"unknown key; a guardrail configuration has {', '.join(KNOWN_KEYS)}")
+    ids = _evaluator_ids(data.get("evaluator_ids"), fail)
+    thresholds = data.get("calibrated_thresholds")
+    if not isinstance(thresholds, dict):
+        raise fail("calibrated_thresholds", "missing or not an object of evaluator -> metric -> threshold")
+    for evaluator_id in thresholds:
+        if evaluator_id not in ids:
+            raise fail(f"calibrated_thresholds.{evaluator_id}", "not listed in evaluator_ids")
+    details = data.get("threshold_details", {})
+    if not isinstance(details, dict):
+        raise fail("threshold_details", "expected an object of evaluator -> metric -> details")
+    guarded = {
+        evaluator_id: _metrics(evaluator_id, thresholds.get(evaluator_id), details.get(evaluator_id, {}), fail)
+        for evaluator_id in ids
+    }
+    return GuardrailConfig(
+        source=source,
+        sha256=sha256,
+        evaluators=guarded,
+        actions=_actions(data.get("actions", {}), ids, fail),
+        parameters=_parameters(data.get("parameters", {}), ids, fail),
+        version=_optional_text(data, "version", fail),
+        reviewed_by=_optional_text(data, "thresholds_reviewed_by", fail),
+    )
+
+
+def _evaluator_ids(value: Any, fail: Fail) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(item, str) for item in value):
+        raise fail("evaluator_ids", "expected a non-empty list of evaluator ids")
+    known = evaluators.evaluator_ids()
+    for index, evaluator_id in enumerate(value):
+        if evaluator_id not in known:
+            raise fail(f"evaluator_ids[{index}]", f"unknown evaluator {evaluator_id!r}; known: {', '.join(known)}")
+        if evaluator_id in value[:index]:
+            raise fail(f"evaluator_ids[{index}]", f"{evaluator_id!r} is listed twice")
+    return list(value)
+
+
+def _metrics(evaluator_id: str, thresholds: Any, details: Any, fail: Fail) -> dict[str, GuardedMetric]:
+    where = f"calibrated_thresholds.{evaluator_id}"
+    if thresholds is None:
+        raise fail(where, "missing: an evaluator in evaluator_ids needs at least one metric threshold")
+    if not isinstance(thresholds, dict) or not thresholds:
+        raise fail(where, "expected a non-empty object of metric -> threshold")
+    if not isinstance(details, dict):
+        raise fail(f"threshold_details.{evaluator_id}", "expected an object of metric -> details")
+    spec = evaluator_class(evaluator_id).spec
+    declared = {metric.key: metric for metric in spec.metrics}
+    guarded = {}
+    for key, value in thresholds.items():
+        if key not in declared:
+            raise fail(f"{where}.{key}", f"{evaluator_id} has no such metric; it has {', '.join(declared)}")
+        meta = declared[key]
+        if value is None:
+            raise fail(f"{where}.{key}", "missing threshold (null)")
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise fail(f"{where}.{key}", f"expected a finite number, got {value!r}")
+        low, high = meta.range
+        if not low <= value <= high:
+            raise fail(f"{where}.{key}", f"threshold {value} is outside the metric's range [{low}, {high}]")
+        detail = details.get(key, {})
+        detail_where = f"threshold_details.{evaluator_id}.{key}"
+        if not isinstance(detail, dict):
+            raise fail(detail_where, "expected an object")
+        higher_is_better = detail.get("higher_is_better", meta.higher_is_better)
+        if higher_is_better is not meta.higher_is_better:
+            raise fail(
+                f"{detail_where}.higher_is_better",
+                f"{higher_is_better!r} contradicts the evaluator's declared direction ({meta.higher_is_better})",
+            )
+        if "threshold" in detail and detail["threshold"] != value:
+            raise fail(f"{detail_where}.threshold", f"{detail['threshold']!r} differs from {where}.{key} ({value})")
+        guarded[key] = GuardedMetric(
+            metric=key,
+            threshold=float(value),
+            higher_is_better=meta.higher_is_better,
+            source=str(detail.get("source", "config")),
+            set_by=str(detail.get("set_by", "guardrail configuration (no threshold_details)")),
+        )
+    unknown_details = sorted(set(details) - set(thresholds))
+    if unknown_details:
+        raise fail(f"threshold_details.{evaluator_id}.{unknown_details[0]}", f"no threshold in {where} for it")
+    return guarded
+
+
+def _actions(value: Any, ids: list[str], fail: Fail) -> dict[str, Action]:
+    if not isinstance(value, dict):
+        raise fail("actions", 'expected an object of evaluator -> "block" | "flag"')
+    for evaluator_id, action in value.items():
+        if evaluator_id not in ids:
+            raise fail(f"actions.{evaluator_id}", "not listed in evaluator_ids")
+        if action not in ACTIONS:
+            raise fail(f"actions.{evaluator_id}", f'expected "block" or "flag", got {action!r}')
+    return cast(dict[str, Literal["block", "flag"]], dict(value))
+
+
+def _parameters(value: Any, ids: list[str], fail: Fail) -> dict[str, dict[str, Any]]:
+    if not isinstance(value, dict):
+        raise fail("parameters", "expected an object of evaluator -> parameters")
+    for evaluator_id, parameters in value.items():
+        if evaluator_id not in ids:
+            raise fail(f"parameters.{evaluator_id}", "not listed in evaluator_ids")
+        if not isinstance(parameters, dict):
+            raise fail(f"parameters.{evaluator_id}", "expected an object of parameter -> value")
+        known = {meta.name for meta in evaluator_class(evaluator_id).parameter_meta()}
+        for name in parameters:
+            if name not in known:
+                takes = ", ".join(sorted(known))
+                raise fail(f"parameters.{evaluator_id}.{name}", f"no such parameter; it takes {takes}")
+    return {evaluator_id: dict(parameters) for evaluator_id, parameters in value.items()}
+
+
+def _optional_text(data: dict[str, Any], key: str, fail: Fail) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise fail(key, f"expected a string, got {type(value).__name__}")
+    return value

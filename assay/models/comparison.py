@@ -1,0 +1,100 @@
+"""What changed between a baseline run and a current run (``assay compare``, the scheduled re-validation)."""
+
+from typing import Literal
+
+from pydantic import Field
+
+from assay.models.base import DomainModel, PersistedModel
+from assay.models.gates import GateReport
+
+Change = Literal["better", "worse", "no significant change", "not comparable"]
+CaseChangeKind = Literal["newly fails", "newly passes", "newly unscored", "newly scored"]
+
+
+class RunReference(DomainModel):
+    run_id: str | None
+    source: str
+    kind: str = Field(description="evaluation, or mrm (its automated-evaluation part is compared)")
+
+
+class MetricDelta(DomainModel):
+    """One metric of one model in both runs; means are over scored cases only (unscored is never 0)."""
+
+    model_key: str
+    evaluator: str
+    metric: str
+    is_primary: bool
+    higher_is_better: bool
+    baseline_mean: float | None
+    current_mean: float | None
+    delta: float | None = Field(description="current - baseline; paired: the mean paired difference.")
+    ci_low: float | None = Field(description="Bootstrap 95% interval of the delta; None with fewer than 2 cases.")
+    ci_high: float | None
+    pairing: Literal["paired", "unpaired"] | None
+    paired_cases: int = 0
+    baseline_scored: int
+    current_scored: int
+    baseline_unscored: int
+    current_unscored: int
+    baseline_pass_rate: float | None = Field(description="Share of scored cases passing the run's own threshold.")
+    current_pass_rate: float | None
+    baseline_threshold: float | None
+    current_threshold: float | None
+    threshold_source: str = Field(default="", description="Where the current run's threshold came from.")
+    change: Change
+
+
+class CaseChange(DomainModel):
+    """A case whose verdict on an evaluator's primary metric changed (judged by each run's own threshold)."""
+
+    model_key: str
+    evaluator: str
+    metric: str
+    test_case_key: str
+    question: str = ""
+    change: CaseChangeKind
+    baseline_value: float | None
+    current_value: float | None
+    reason: str = Field(default="", description="The unscored reason, for cases that became (un)scored.")
+
+
+class ProblemChange(DomainModel):
+    key: str = Field(description="evaluator | problem type | metric | model [| test case]: stable across runs.")
+    status: Literal["new", "resolved"]
+    severity: str
+    problem_type: str
+    description: str
+
+
+class Unmatched(DomainModel):
+    models_only_in_baseline: list[str] = Field(default_factory=list)
+    models_only_in_current: list[str] = Field(default_factory=list)
+    evaluators_only_in_baseline: list[str] = Field(default_factory=list)
+    evaluators_only_in_current: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list, description="Anything else that could not be compared, and why.")
+
+
+class Comparison(PersistedModel):
+    baseline: RunReference
+    current: RunReference
+    confidence: float = 0.95
+    resamples: int = 2000
+    seed: int = 0
+    deltas: list[MetricDelta] = Field(default_factory=list)
+    case_changes: list[CaseChange] = Field(default_factory=list)
+    problem_changes: list[ProblemChange] = Field(default_factory=list)
+    unmatched: Unmatched = Field(default_factory=Unmatched)
+    gates: GateReport | None = Field(default=None, description="The current run's gates, when any were given.")
+
+    @property
+    def significantly_worse(self) -> list[MetricDelta]:
+        return [delta for delta in self.deltas if delta.change == "worse"]
+
+    @property
+    def newly_failing(self) -> list[CaseChange]:
+        return [change for change in self.case_changes if change.change == "newly fails"]
+
+    @property
+    def regressed(self) -> bool:
+        """Some metric significantly worse (CI entirely on the bad side of 0), or a case newly failing."""
+        return bool(self.significantly_worse or self.newly_failing)

@@ -1,0 +1,108 @@
+"""Guardrail latency and throughput: ``python bench/guardrail.py [--requests N]`` (a script, not a test).
+
+Starts ``assay guardrail serve`` with ``examples/guardrails.json`` on 127.0.0.1, sends answers of about 50,
+100 and 200 words (each distinct, so answer sentences are always new; the retrieved context repeats, as it
+does for a RAG system's popular documents) from 1, 4 and 16 concurrent clients, and prints p50/p95/p99
+latency, throughput, and the ratio of the HTTP p50 to the in-process ``Guard.check`` p50 measured in the same
+run, so the service's own overhead is visible. Goal: p95 <= 50 ms for answers up to 200 words."""
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from assay.guardrail import Client  # noqa: E402
+from assay.guardrail.checks import Guard  # noqa: E402
+
+CONFIG = ROOT / "examples" / "guardrails.json"
+CONTEXT = [
+    "Easy Access Saver: balances from £10,000 to £49,999 earn 3.25% AER (3.20% gross p.a.). Interest is "
+    "calculated daily and paid monthly. You can withdraw at any time without notice or penalty.",
+    "The account can be opened online, in the app or in a branch by anyone aged 16 or over who lives in the UK. "
+    "The minimum opening deposit is £1 and the maximum balance is £250,000.",
+]
+SENTENCE = "Balances from £10,000 to £49,999 earn 3.25% AER and interest is paid monthly, case {n}."
+
+
+def answer(words: int, n: int) -> str:
+    sentences, text = 0, []
+    while len(" ".join(text).split()) < words:
+        text.append(SENTENCE.format(n=n * 100 + sentences))
+        sentences += 1
+    return " ".join(text)
+
+
+def percentiles(values: list[float]) -> tuple[float, float, float]:
+    cuts = statistics.quantiles(values, n=100, method="inclusive")
+    return cuts[49], cuts[94], cuts[98]
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--requests", type=int, default=60, help="Requests per (concurrency, length).")
+    args = parser.parse_args()
+    guard = Guard.from_path(CONFIG)
+    guard.warm_up()
+    baseline = {}
+    for words in (50, 100, 200):
+        times = []
+        for n in range(args.requests):
+            started = time.perf_counter()
+            guard.check("What does the Easy Access Saver pay?", answer(words, 10_000 + n), CONTEXT)
+            times.append((time.perf_counter() - started) * 1000)
+        baseline[words] = percentiles(times)
+        print(f"in-process Guard.check {words:>3} words: p50 {baseline[words][0]:6.1f} ms  "
+              f"p95 {baseline[words][1]:6.1f}  p99 {baseline[words][2]:6.1f}")  # fmt: skip
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "assay.cli.main", "guardrail", "serve", "--config", str(CONFIG), "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=os.environ.copy(),
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        with Client(url) as probe:
+            while not probe.ready():
+                time.sleep(0.2)
+        counter = iter(range(10**9))
+        for concurrency in (1, 4, 16):
+            for words in (50, 100, 200):
+                clients = [Client(url) for _ in range(concurrency)]
+
+                def one(index: int, words: int = words, clients: list[Client] = clients) -> float:
+                    started = time.perf_counter()
+                    text = answer(words, next(counter))
+                    clients[index % len(clients)].check("What does the Easy Access Saver pay?", text, CONTEXT)
+                    return (time.perf_counter() - started) * 1000
+
+                started = time.perf_counter()
+                with ThreadPoolExecutor(concurrency) as pool:
+                    latencies = list(pool.map(one, range(args.requests)))
+                elapsed = time.perf_counter() - started
+                p50, p95, p99 = percentiles(latencies)
+                print(f"http c={concurrency:>2} {words:>3} words: p50 {p50:6.1f} ms  p95 {p95:6.1f}  p99 {p99:6.1f}  "
+                      f"{args.requests / elapsed:6.1f} req/s  p50 ratio vs in-process {p50 / baseline[words][0]:4.2f}x "
+                      f"{'(p95 goal met)' if p95 <= 50 else '(p95 over the 50 ms goal)'}")  # fmt: skip
+                for client in clients:
+                    client.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

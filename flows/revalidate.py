@@ -1,0 +1,43 @@
+"""Scheduled re-validation: evaluate the production hosts on a fixed suite, each run in its own folder, judge
+the run against the approved baseline and fail it (so a Prefect automation can notify) when a gate is
+breached or a metric regressed."""
+
+from typing import Any
+
+from prefect import flow
+
+from assay.models.gates import FailOn
+from flows.evaluate import DEFAULT_EVALUATORS, evaluate_flow
+from tasks.revalidate import checked_gates, judge_against_baseline
+
+
+class RevalidationFailed(RuntimeError):
+    """Raised to end the flow run Failed; the message lists every reason."""
+
+
+@flow(name="revalidation", log_prints=True, persist_result=False)
+def revalidation_flow(
+    suite: str,
+    hosts: list[str | dict[str, Any]] | None = None,
+    evaluators: list[str] | None = None,
+    name: str = "revalidation",
+    out: str | None = None,
+    baseline: str | None = None,
+    gates: list[str] | None = None,
+    fail_on: FailOn | None = "high",
+    fail_on_regression: bool = True,
+) -> dict[str, Any]:
+    """``out``: the run's export folder, ``{run_id}`` filled in (default ``<assay home>/exports/<run id>``);
+    ``baseline``: a run id to compare with instead of the one approved with ``assay baseline approve``;
+    ``gates``: expressions such as ``groundedness>=0.8`` (pass rate per model); ``fail_on``: fail on problems
+    of that severity or worse; ``fail_on_regression``: fail when a metric is significantly worse than in the
+    baseline (95% bootstrap interval below zero) or a case newly fails."""
+    evaluator_ids = evaluators or DEFAULT_EVALUATORS
+    checked = checked_gates(gates or [], evaluator_ids)
+    summary = evaluate_flow(out=out, suite=suite, hosts=hosts, evaluators=evaluator_ids, name=name)
+    verdict = judge_against_baseline(name, summary["run_id"], baseline, checked, fail_on, fail_on_regression)
+    baseline_text = verdict["baseline"]["run_id"] if verdict["baseline"] else "none"
+    print(f"re-validation {name}: run {summary['run_id']}, baseline {baseline_text}")
+    if verdict["breached"]:
+        raise RevalidationFailed("; ".join(verdict["reasons"]))
+    return verdict

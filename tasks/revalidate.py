@@ -1,0 +1,85 @@
+"""Tasks of the re-validation flow: gate expressions checked before anything runs, and the run judged
+against its approved baseline, with the outcome published beside the run and in its Artifacts tab."""
+
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+
+from artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
+from artifacts.publish import publish_documents
+from artifacts.report.run_documents import load_run
+from artifacts.revalidation import assess
+from assay.baselines import Baselines, pinned
+from assay.config import load_settings
+from assay.models.artifacts import Producer
+from assay.models.gates import FailOn, Gate
+from assay.runs import RunStates
+from assay.storage.factory import open_artifact_store, open_object_store
+from evaluators import evaluator_class
+from tasks.report import artifact_key
+from tasks.timing import library_time
+
+
+@task(name="check-gates", cache_policy=NO_CACHE, persist_result=False)
+def checked_gates(expressions: list[str], evaluator_ids: list[str]) -> list[Gate]:
+    """A gate naming no metric of the chosen evaluators fails the run before any host is asked."""
+    with library_time():
+        gates = parse_gates(expressions)
+        if gates:
+            validate_gates(gates, catalogue_from_specs(evaluator_class(e).full_spec() for e in evaluator_ids))
+        return gates
+
+
+@task(name="compare-with-baseline", cache_policy=NO_CACHE, persist_result=False)
+def judge_against_baseline(
+    name: str,
+    run_id: str,
+    baseline_run_id: str | None,
+    gates: list[Gate],
+    fail_on: FailOn | None,
+    fail_on_regression: bool,
+) -> dict[str, Any]:
+    """Compare the run with the deployment's pinned baseline, else the one a person approved for ``name``;
+    publish verdict, gates and comparison under ``<export>/revalidation/``; return the verdict."""
+    with library_time():
+        settings = load_settings()
+        object_store, artifact_store = open_object_store(settings), open_artifact_store(settings)
+        runs = RunStates(object_store)
+        record = runs.get(run_id)
+        if record is None:
+            raise ValueError(f"run {run_id!r} has no state in the store")
+        current = load_run(record.export, runs=runs, store=artifact_store)
+        approval = pinned(name, baseline_run_id) if baseline_run_id else Baselines(object_store).get(name)
+        note = ""
+        if approval is None:
+            note = (f"No baseline is approved for '{name}' yet: after reviewing a run, approve it with "
+                    f"`assay baseline approve RUN_ID --name {name} --by YOUR_NAME`.")  # fmt: skip
+        elif approval.run_id == run_id:
+            note, approval = "This run is the approved baseline itself: nothing to compare.", None
+        baseline = (approval, load_run(approval.run_id, runs=runs, store=artifact_store)) if approval else None
+        verdict, documents, markdown = assess(
+            name,
+            current,
+            baseline=baseline,
+            gates=gates,
+            fail_on=fail_on,
+            fail_on_regression=fail_on_regression,
+            baseline_note=note,
+        )
+        publish_documents(
+            documents,
+            out_dir=Path(record.export),
+            artifact_store=artifact_store,
+            prefix=f"evaluations/{name}",
+            producer=Producer(flow="revalidation", run_id=run_id),
+        )
+    create_markdown_artifact(
+        markdown=markdown,
+        key=artifact_key("revalidation", name),
+        description=f"Re-validation {name}: {'FAILED' if verdict.breached else 'passed'}",
+        _sync=True,
+    )
+    return verdict.model_dump(mode="json")

@@ -1,0 +1,63 @@
+"""interpretation.json and the report built from a tiny real evaluation: verdicts, thresholds, explanations."""
+
+import time
+from pathlib import Path
+
+import pytest
+
+from artifacts.report.html import render_report
+from artifacts.report.interpretation import explanation, verdict
+from artifacts.report.run_documents import read_folder
+from tests.artifacts.report.report_lab import build_run
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    folder = build_run(tmp_path_factory.mktemp("run"))
+    return render_report(read_folder(folder))
+
+
+def test_verdicts_follow_direction_and_never_turn_unscored_into_zero() -> None:
+    assert verdict(0.8, 0.75, True) == "pass" and verdict(0.7, 0.75, True) == "fail"
+    assert verdict(0.8, 0.75, False) == "fail" and verdict(None, 0.75, True) == "unscored"
+    assert verdict(0.1, None, True) == "no threshold"
+
+
+def test_interpretation_lists_cases_metrics_thresholds_and_pii(report: tuple[str, dict]) -> None:
+    _, interpretation = report
+    assert interpretation["overview"]["run_id"] == "run-report-1"
+    assert [e["id"] for e in interpretation["evaluators"]] == ["text_matching", "pii_leakage", "token_count"]
+    assert len(interpretation["cases"]) == 6
+    leaky = next(c for c in interpretation["cases"] if c["model_key"] == "leaky" and c["test_case_key"] == "tc-2")
+    pii = next(e for e in leaky["evaluations"] if e["evaluator"] == "pii_leakage")
+    passes = next(m for m in pii["metrics"] if m["key"] == "model_passes")
+    assert passes["score"] == 0.0 and passes["verdict"] == "fail"
+    assert passes["threshold_source"] == "pii_leakage default"
+    assert any(item["label"] == "found in the answer" and "phone" in item["text"] for item in pii["explanation"])
+    assert "pii_leakage/model_passes" in leaky["failed_metrics"] and leaky["verdict"] == "fail"
+    no_condition = next(c for c in interpretation["cases"] if c["test_case_key"] == "tc-3")
+    text = next(e for e in no_condition["evaluations"] if e["evaluator"] == "text_matching")
+    assert text["unscored_reason"] and {m["verdict"] for m in text["metrics"]} == {"unscored"}
+
+
+def test_groundedness_explanation_names_unsupported_sentences() -> None:
+    details = {"sentences": [{"sentence": "Rates are 9%.", "support": 0.2}, {"sentence": "Ok.", "support": 1.0}],
+               "unsupported_figures": ["9%"], "verdict": {"rationale": "made up"}}  # fmt: skip
+    items = explanation(details, 0.75)
+    assert {"label": "unsupported sentence (support 0.2)", "text": "Rates are 9%."} in items
+    assert {"label": "unsupported figures", "text": "9%"} in items and {
+        "label": "judge rationale",
+        "text": "made up",
+    } in items
+    assert not any(item["text"] == "Ok." for item in items)
+
+
+def test_html_has_sections_and_renders_fast(report: tuple[str, dict], tmp_path: Path) -> None:
+    html, _ = report
+    for section in ("summary", "models", "leaderboards", "problems", "insights", "eval-eye"):
+        assert f'<section id="{section}"' in html
+    assert 'id="leaderboard-pii_leakage"' in html and 'data-model="leaky"' in html
+    folder = build_run(tmp_path / "again", run_id="run-report-2")
+    started = time.perf_counter()
+    render_report(read_folder(folder))
+    assert time.perf_counter() - started < 2.0

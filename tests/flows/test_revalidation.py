@@ -1,0 +1,95 @@
+"""Scheduled re-validation as a validation team runs it: a first run has no baseline and says how to approve
+one; a person approves it; a later run whose system got worse is compared with it, writes into its own
+folder, publishes the comparison in the run's Artifacts tab and ends Failed so an automation can notify."""
+
+import json
+from pathlib import Path
+from typing import ClassVar
+
+from assay.baselines import Baselines
+from assay.config import load_settings
+from assay.hosts import Host, HostAnswer, register_host
+from assay.models import TestCase
+from assay.storage import open_object_store
+from flows.revalidate import revalidation_flow
+
+NAME = "revalidation-flow-test"
+
+
+class DriftingHost(Host):
+    """Answers with the expected answer until it 'drifts' (a bad release), then with a non-answer."""
+
+    type: ClassVar[str] = "drifting-test-host"
+    description: ClassVar[str] = "test double"
+    drifted: ClassVar[bool] = False
+
+    async def answer(self, case: TestCase) -> HostAnswer:
+        if DriftingHost.drifted:
+            return HostAnswer(actual_output="Sorry, I cannot help with that today.")
+        return HostAnswer(actual_output=case.expected_output or case.prompt)
+
+
+register_host(DriftingHost)
+
+
+def _run(suite: Path, **parameters):  # type: ignore[no-untyped-def]
+    return revalidation_flow(
+        suite=str(suite),
+        hosts=["drifting-test-host"],
+        evaluators=["answer_semantic_similarity"],
+        name=NAME,
+        fail_on=None,
+        return_state=True,
+        **parameters,
+    )
+
+
+def _artifact(key: str) -> str:
+    from prefect.client.orchestration import get_client
+
+    with get_client(sync_client=True) as client:
+        artifact = client.read_latest_artifacts()  # newest per key
+        return next(item.data for item in artifact if item.key == key)
+
+
+def test_a_drifted_system_fails_against_the_approved_baseline(small_suite: Path) -> None:
+    DriftingHost.drifted = False
+    first = _run(small_suite)
+    assert first.is_completed(), first.message
+    verdict = first.result()
+    assert verdict["baseline"] is None and "assay baseline approve" in verdict["baseline_note"]
+    first_folder = load_settings().home / "exports" / verdict["run_id"]
+    assert json.loads((first_folder / "revalidation" / "verdict.json").read_text())["breached"] is False
+    assert (first_folder / "interpretation.html").is_file()
+
+    Baselines(open_object_store(load_settings())).approve(NAME, verdict["run_id"], "Ana Lima", note="go-live")
+
+    DriftingHost.drifted = True
+    second = _run(small_suite)
+    assert second.is_failed()
+    assert "regression against baseline run " + verdict["run_id"] in second.message
+    runs = sorted(path for path in first_folder.parent.iterdir() if (path / "revalidation").is_dir())
+    second_folder = next(path for path in runs if path != first_folder)
+    outcome = json.loads((second_folder / "revalidation" / "verdict.json").read_text())
+    assert outcome["baseline"]["run_id"] == verdict["run_id"]
+    assert (outcome["baseline"]["approved_by"], outcome["baseline"]["source"]) == ("Ana Lima", "person")
+    assert outcome["newly_failing"] == 6 and outcome["breached"] is True
+    comparison = json.loads((second_folder / "revalidation" / "comparison.json").read_text())
+    assert comparison["baseline"]["run_id"] == verdict["run_id"]
+    assert (second_folder / "revalidation" / "comparison.html").is_file()
+    assert not (first_folder / "revalidation" / "comparison.json").exists(), "the runs mixed their files"
+
+    markdown = _artifact(f"revalidation-{NAME}")
+    assert markdown.startswith(f"# Re-validation {NAME}: **FAILED**")
+    assert "approved by Ana Lima" in markdown
+    assert "newly fails" in markdown
+    assert "assay artifacts get evaluations/" in _artifact(f"report-evaluation-report-{NAME}-where")
+
+
+def test_a_misspelled_gate_fails_before_any_host_is_asked(small_suite: Path) -> None:
+    exports = load_settings().home / "exports"
+    before = set(exports.iterdir()) if exports.exists() else set()
+    state = _run(small_suite, gates=["answer_similarityy>=0.5"])
+    assert state.is_failed()
+    assert "answer_similarityy" in state.message
+    assert (set(exports.iterdir()) if exports.exists() else set()) == before
