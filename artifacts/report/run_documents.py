@@ -108,14 +108,20 @@ def read_from_store(run_id: str, store: ArtifactStore) -> RunDocuments:
 def load_run(
     reference: str | Path, *, runs: RunStates | None = None, store: ArtifactStore | None = None
 ) -> RunDocuments:
-    """A run by folder, or by run id: its export folder when it still exists, else the artifact store."""
+    """A run by folder, or by run id: its export folder while that still holds this run (a later run exported
+    to the same folder replaces its files, and is then not this run), else the artifact store."""
     path = Path(reference)
     if path.is_dir():
         return read_folder(path)
     run_id = str(reference)
     record = runs.get(run_id) if runs is not None else None
     if record is not None and record.export and Path(record.export).is_dir():
-        return read_folder(Path(record.export))
+        try:
+            exported = read_folder(Path(record.export))
+        except ValueError:  # half-written by a later run, or not a run folder any more
+            exported = None
+        if exported is not None and exported.run_id == run_id:
+            return exported
     if store is not None:
         return read_from_store(run_id, store)
     raise FileNotFoundError(f"{reference}: neither a run folder nor a known run id")
