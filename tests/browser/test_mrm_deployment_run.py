@@ -72,7 +72,7 @@ class Served:
     api_url: str
     process: subprocess.Popen
     log: Path
-    out: Path  # the interactive deployment's export folder (serve --out ROOT -> ROOT/interactive)
+    out: Path  # the interactive deployment's exports (serve --out ROOT -> ROOT/interactive/<run id>)
     corpus: Path
 
     @property
@@ -304,7 +304,9 @@ def test_mrm_run_from_the_deployment_form_through_four_reviews(served: Served) -
         errors = [error for error in browser.console_errors if error not in CONSOLE_NOTES_OF_THOSE]
         assert errors == [], f"console errors: {errors}"
 
-    summary = json.loads((served.out / "workflow_summary.json").read_text())
+    (out,) = [folder for folder in served.out.iterdir() if folder.is_dir()]  # the run's own folder
+    assert out.name == json.loads((out / "run.json").read_text())["run_id"]
+    summary = json.loads((out / "workflow_summary.json").read_text())
     decisions = {decision["step"]: decision for decision in summary["decisions"]}
     assert {step: (d["decided_by"], d["reviewer"], d["source"]) for step, d in decisions.items()} == {
         step: ("person", REVIEWER, "prefect-ui")
@@ -314,14 +316,14 @@ def test_mrm_run_from_the_deployment_form_through_four_reviews(served: Served) -
     assert len(excluded) == 1 and f"Topic {excluded[0]}:" in excluded_title
     topics = {
         topic["id"]: topic["label"]
-        for topic in json.loads((served.out / "topic-modeling" / "topics.json").read_text())["topics"]
+        for topic in json.loads((out / "topic-modeling" / "topics.json").read_text())["topics"]
     }
-    suite = json.loads((served.out / "test-generation" / "suite.json").read_text())
+    suite = json.loads((out / "test-generation" / "suite.json").read_text())
     suite_topics = {case["topic"] for test in suite["tests"] for case in test["test_cases"]}
     assert topics[excluded[0]] not in suite_topics
     assert suite_topics & {label for topic_id, label in topics.items() if topic_id != excluded[0]}
 
-    validation = json.loads((served.out / "test-validation" / "validation.json").read_text())
+    validation = json.loads((out / "test-validation" / "validation.json").read_text())
     outliers = {check["test_case_key"] for check in validation["cases"] if check["outlier"]}
     assert outliers, "seed 0 on this corpus flags outliers: the form must have shown them proposed for exclusion"
     assert shown_cases == {key: "exclude" if key in outliers else "keep" for key in shown_cases}
@@ -331,10 +333,12 @@ def test_mrm_run_from_the_deployment_form_through_four_reviews(served: Served) -
     assert len(calibration["passed_item_ids"]) == list(labels.values()).count("pass")
     assert len(calibration["failed_item_ids"]) == list(labels.values()).count("fail")
     assert "Card questions unanswered" in decisions["failure-clustering"]["decision"]["names"].values()
-    guardrails = json.loads((served.out / "artifacts" / "guardrails.json").read_text())
+    guardrails = json.loads((out / "artifacts" / "guardrails.json").read_text())
     assert guardrails["thresholds_reviewed_by"] == f"{REVIEWER} (prefect-ui)"
-    book = json.loads((served.out / "calibration" / "thresholds.json").read_text())
+    book = json.loads((out / "calibration" / "thresholds.json").read_text())
     reviewed = [e for e in book["entries"] if f"{REVIEWER} (prefect-ui)" in e["set_by"] + (e.get("calibration") or "")]
     assert {entry["evaluator_id"] for entry in reviewed} == {"text_matching", "answer_semantic_similarity"}
+    report = (out / "interpretation.html").read_text(encoding="utf-8")
+    assert f"{REVIEWER} via prefect-ui" in report, "the HTML report should name who reviewed"
     missing = sorted(set(SUMMARIES) - set(listed))
     assert not missing, f"step summaries missing from the run's Artifacts tab: {missing}"
