@@ -87,21 +87,25 @@ def read_folder(folder: Path) -> RunDocuments:
 
 def read_from_store(run_id: str, store: ArtifactStore) -> RunDocuments:
     """The latest version each artifact name got from ``run_id``, named relative to its evaluation or MRM
-    prefix (``evaluations/NAME/`` or ``mrm/NAME/``); an MRM run's evaluation lands under automated-evaluation/."""
-    documents: dict[str, Any] = {}
-    mrm = any(manifest.producer.run_id == run_id for manifest in store.list("mrm/"))
+    prefix (``evaluations/NAME/`` or ``mrm/NAME/``); an MRM run's evaluation lands under automated-evaluation/.
+    Every version is looked at, not only each name's latest: a later run may have written newer ones."""
+    found: dict[str, bytes] = {}
     for name in store.names(""):
-        mine = [manifest for manifest in store.versions(name) if manifest.producer.run_id == run_id]
-        if not mine or not name.endswith(_READ):
+        if not name.endswith(_READ):
             continue
-        _, data = store.get(name, max(manifest.version for manifest in mine))
+        mine = [manifest.version for manifest in store.versions(name) if manifest.producer.run_id == run_id]
+        if mine:
+            found[name] = store.get(name, max(mine))[1]
+    if not found:
+        raise ValueError(f"run {run_id!r}: nothing in the artifact store was written by this run")
+    mrm = any(name.startswith("mrm/") for name in found)
+    documents: dict[str, Any] = {}
+    for name, data in found.items():
         root, _, rest = name.partition("/")
         relative = rest.partition("/")[2]
         if mrm and root == "evaluations":
             relative = f"{MRM_EVALUATION}/{relative}"
         documents[relative] = json.loads(data) if name.endswith(".json") else data.decode("utf-8")
-    if not documents:
-        raise ValueError(f"run {run_id!r}: nothing in the artifact store was written by this run")
     return RunDocuments(source=f"artifact store, run {run_id}", documents=documents)
 
 

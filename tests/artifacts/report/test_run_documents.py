@@ -41,3 +41,26 @@ def test_an_overwritten_export_folder_is_not_mistaken_for_the_earlier_run(tmp_pa
     assert load_run(folder).run_id == second
     with pytest.raises(ValueError, match="nothing in the artifact store"):
         load_run("no-such-run", runs=runs, store=store)
+
+
+def _mrm_export(runs: RunStates, store: ArtifactStore, folder: Path, label: str) -> str:
+    record = runs.exported_to(runs.start(label * 64, workflow="mrm-workflow"), str(folder))
+    producer = Producer(flow="mrm-workflow", run_id=record.run_id)
+    publish_documents({"report.json": {"steps": []}, "workflow_summary.json": {"run_id": record.run_id}},
+                      out_dir=folder, artifact_store=store, prefix="mrm/demo", producer=producer)  # fmt: skip
+    publish_documents({"summary.json": {"run_id": record.run_id}}, out_dir=folder / "automated-evaluation",
+                      artifact_store=store, prefix="evaluations/demo-evaluation", producer=producer)  # fmt: skip
+    return runs.finish(record).run_id
+
+
+def test_an_earlier_mrm_run_is_read_whole_from_the_store_after_a_later_run_wrote_newer_versions(
+    tmp_path: Path,
+) -> None:
+    objects = LocalObjectStore(tmp_path / "store")
+    runs, store = RunStates(objects), ArtifactStore(objects)
+    first = _mrm_export(runs, store, tmp_path / "demo-output", "c")
+    _mrm_export(runs, store, tmp_path / "demo-output", "d")
+
+    earlier = load_run(first, runs=runs, store=store)
+    assert earlier.kind == "mrm" and earlier.run_id == first
+    assert earlier.evaluation().get("summary.json") == {"run_id": first}
