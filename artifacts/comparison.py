@@ -21,6 +21,7 @@ import numpy as np
 from artifacts.gates import PROBLEMS_FILE, catalogue_from_run, thresholds_in_force
 from artifacts.report.run_documents import RunDocuments
 from assay.models.comparison import CaseChange, Comparison, MetricDelta, ProblemChange, RunReference, Unmatched
+from assay.models.evaluation import on_good_side
 
 RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -155,8 +156,8 @@ def _case_changes(
         elif before is None and after is not None:
             kind, reason = "newly scored", before_rows[key].get("unscored_reason") or ""
         elif before is not None and after is not None and None not in thresholds:
-            passed_before = _passes(before, thresholds[0], metric.higher_is_better)
-            passed_after = _passes(after, thresholds[1], metric.higher_is_better)
+            passed_before = on_good_side(before, thresholds[0], metric.higher_is_better)
+            passed_after = on_good_side(after, thresholds[1], metric.higher_is_better)
             if passed_before != passed_after:
                 kind = "newly passes" if passed_after else "newly fails"
         if kind is not None:
@@ -251,11 +252,7 @@ def _pass_rate(scores: Scores, threshold: float | None, higher_is_better: bool) 
     values = [value for value in scores.values() if value is not None]
     if threshold is None or not values:
         return None
-    return sum(1 for value in values if _passes(value, threshold, higher_is_better)) / len(values)
-
-
-def _passes(value: float, threshold: float, higher_is_better: bool) -> bool:
-    return value >= threshold if higher_is_better else value <= threshold
+    return sum(1 for value in values if on_good_side(value, threshold, higher_is_better)) / len(values)
 
 
 def _mean(values: Any) -> float | None:

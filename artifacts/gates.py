@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from artifacts.report.run_documents import RunDocuments
-from assay.models.evaluation import EvaluatorSpec
+from assay.models.evaluation import EvaluatorSpec, on_good_side
 from assay.models.gates import FAIL_ON_SEVERITIES, FailOn, Gate, GateReport, GateResult, SeverityGate
 
 _EXPRESSION = re.compile(r"^\s*([A-Za-z0-9_.]+)\s*(>=|<=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*$")
@@ -216,7 +216,7 @@ def _case_counts(
         return int(aggregate.get("scored", 0)), int(aggregate.get("unscored", 0)), int(aggregate.get("passed", 0))
     scores = [row.get(metric.key) for row in document.get("results", []) if row.get("model_key") == model_key]
     scored_values = [float(score) for score in scores if score is not None]
-    passing = sum(1 for score in scored_values if _passes(score, threshold, metric.higher_is_better))
+    passing = sum(1 for score in scored_values if on_good_side(score, threshold, metric.higher_is_better))
     return len(scored_values), len(scores) - len(scored_values), passing
 
 
@@ -239,10 +239,6 @@ def _threshold_book(document: Any) -> dict[tuple[str, str], tuple[float | None, 
         for entry in document.get("entries", [])
         if entry.get("source") == "calibrated"
     }
-
-
-def _passes(value: float, threshold: float, higher_is_better: bool) -> bool:
-    return value >= threshold if higher_is_better else value <= threshold
 
 
 def _severity_gate(document: Any, fail_on: FailOn) -> SeverityGate:

@@ -32,10 +32,14 @@ PROGRESS_INTERVAL_S = 1.0
 _NOT_IN_KEY = re.compile(r"[^a-z0-9]+")
 
 
+def prefect_key(*parts: str) -> str:
+    """Lowercase letters, digits and dashes: the only characters Prefect accepts in an artifact key."""
+    return "-".join(p for p in (_NOT_IN_KEY.sub("-", part.lower()).strip("-") for part in parts) if p)
+
+
 def artifact_key(step: str, name: str) -> str:
     """``mrm-<step>-<name>`` in the only characters Prefect accepts in a key: lowercase letters, digits, dashes."""
-    parts = (KEY_PREFIX, step, name)
-    return "-".join(part for part in (_NOT_IN_KEY.sub("-", p.lower()).strip("-") for p in parts) if part)
+    return prefect_key(KEY_PREFIX, step, name)
 
 
 def _description(step: str, what: str, run_label: str) -> str:

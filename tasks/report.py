@@ -1,7 +1,6 @@
 """Reports in the Prefect UI: a run's HTML report rendered from its export, and the run's Artifacts tab
 linking it (where the file is, and the ``assay artifacts get`` command that fetches it from the store)."""
 
-import re
 from pathlib import Path
 
 from prefect import task
@@ -15,15 +14,10 @@ from assay.config import load_settings
 from assay.escaping import for_markdown_text
 from assay.models.artifacts import Producer
 from assay.storage.factory import open_artifact_store
+from tasks.control_room import prefect_key
 from tasks.timing import library_time
 
 REPORT_FILE = "interpretation.html"
-_NOT_IN_KEY = re.compile(r"[^a-z0-9]+")
-
-
-def artifact_key(*parts: str) -> str:
-    """Lowercase letters, digits and dashes: the only characters Prefect accepts in an artifact key."""
-    return "-".join(p for p in (_NOT_IN_KEY.sub("-", part.lower()).strip("-") for part in parts) if p)
 
 
 @task(name="render-report", cache_policy=NO_CACHE, persist_result=False)
@@ -47,7 +41,7 @@ def link_report(title: str, report_path: str, store_name: str, run_id: str) -> N
     """A link and a Markdown note in the run's Artifacts tab. Browsers do not open file:// links from a web
     page, so the note also gives the path and the command that fetches the stored, verified copy."""
     path = Path(report_path).resolve()
-    create_link_artifact(link=path.as_uri(), link_text=f"{title} (HTML)", key=artifact_key("report", title), _sync=True)
+    create_link_artifact(link=path.as_uri(), link_text=f"{title} (HTML)", key=prefect_key("report", title), _sync=True)
     create_markdown_artifact(
         markdown=(
             f"# {for_markdown_text(title)}\n\n"
@@ -56,7 +50,7 @@ def link_report(title: str, report_path: str, store_name: str, run_id: str) -> N
             f"- From the artifact store, hash-checked: `assay artifacts get {for_markdown_text(store_name)} "
             f"--out report.html`\n"
         ),
-        key=artifact_key("report", title, "where"),
+        key=prefect_key("report", title, "where"),
         description=f"Where the HTML report of run {for_markdown_text(run_id)} is",
         _sync=True,
     )

@@ -19,7 +19,7 @@ from assay.models.gates import FailOn, Gate
 from assay.runs import RunStates
 from assay.storage.factory import open_artifact_store, open_object_store
 from evaluators import evaluator_class
-from tasks.report import artifact_key
+from tasks.control_room import prefect_key
 from tasks.timing import library_time
 
 
@@ -78,7 +78,7 @@ def judge_against_baseline(
         )
     create_markdown_artifact(
         markdown=markdown,
-        key=artifact_key("revalidation", name),
+        key=prefect_key("revalidation", name),
         description=f"Re-validation {name}: {'FAILED' if verdict.breached else 'passed'}",
         _sync=True,
     )

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from artifacts.report.run_documents import RunDocuments
+from assay.models.evaluation import on_good_side
 from assay.runs import RUN_FILE
 
 SCHEMA_VERSION = 1
@@ -23,7 +24,7 @@ def verdict(score: float | None, threshold: float | None, higher_is_better: bool
         return "unscored"
     if threshold is None:
         return "no threshold"
-    return "pass" if (score >= threshold if higher_is_better else score <= threshold) else "fail"
+    return "pass" if on_good_side(score, threshold, higher_is_better) else "fail"
 
 
 def _threshold_source(

@@ -26,6 +26,11 @@ CaseInput = Literal[
 ]
 
 
+def on_good_side(value: float, threshold: float, higher_is_better: bool) -> bool:
+    """The one pass rule (inclusive), also for metrics read back from results.json as plain data."""
+    return value >= threshold if higher_is_better else value <= threshold
+
+
 class MetricMeta(DomainModel):
     key: str
     display_name: str
@@ -43,7 +48,7 @@ class MetricMeta(DomainModel):
         limit = self.threshold if threshold is None else threshold
         if limit is None:
             return True
-        return value >= limit if self.higher_is_better else value <= limit
+        return on_good_side(value, limit, self.higher_is_better)
 
 
 class ParameterMeta(DomainModel):
@@ -115,9 +120,7 @@ class EvaluationResult(PersistedModel):
     )
     elapsed_s: float = 0.0
 
-    def threshold(
-        self, metric_key: str, calibrated: Mapping[tuple[str, str], float] | None = None
-    ) -> float | None:
+    def threshold(self, metric_key: str, calibrated: Mapping[tuple[str, str], float] | None = None) -> float | None:
         """The threshold in force for a metric of this run: a calibrated one when given, else the run's
         ``metric_threshold`` override (primary metric only), else the metric's default."""
         if calibrated and (self.evaluator.id, metric_key) in calibrated:
