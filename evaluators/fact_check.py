@@ -127,6 +127,11 @@ class FactCheck(JudgedEvaluator):
         if self.passages_per_claim < 1:
             raise ValueError(f"fact_check: passages_per_claim must be at least 1, got {self.passages_per_claim}")
 
+    def not_applicable(self, case: CaseContext) -> str | None:
+        """Without retrieved documents there is nothing to check against; saying so here lets
+        ``--evaluators all`` leave the evaluator out of a lab without retrieval."""
+        return None if case.retrieved_context else "no documents to check against (no retrieved context)"
+
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         passages = passages_of(case)
         if not passages:

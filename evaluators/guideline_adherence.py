@@ -70,6 +70,13 @@ class GuidelineAdherence(JudgedEvaluator):
         default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
     )
 
+    def not_applicable(self, case: CaseContext) -> str | None:
+        """A case with no guideline to check (none of its own, no global ones) is no adherence case; saying
+        so here lets ``--evaluators all`` leave the evaluator out of a lab without guidelines."""
+        if not case.guidelines and not self.global_guidelines:
+            return "no guidelines to check (the case has none and no global_guidelines are set)"
+        return None
+
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         if not case.guidelines and not self.global_guidelines:
             raise Unscored("missing input: guidelines (the case has none and no global_guidelines are set)")

@@ -14,12 +14,16 @@ import numpy as np
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._sentence_similarity import embed_distinct, similarity_matrix
-from evaluators._split_bound import check_bound, within_bound
+from evaluators._split_bound import check_bound, oversized_input, within_bound
 from evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
 from evaluators.base import CaseContext, Evaluator, Unscored
 from evaluators.registry import register
 
 SPLIT_INPUTS = ("retrieved_context", "actual_output")
+NO_PROCEDURE = (
+    "no steps (numbered or bulleted list, 'Step N:' lines, or First/Then/Finally sentences) found in the "
+    "retrieved context, so there is no procedure to align"
+)
 
 
 def _count_metric(key: str, display_name: str, description: str, *, primary: bool = False) -> MetricMeta:
@@ -132,6 +136,18 @@ class StepAlignment(Evaluator):
         },
     )
 
+    def not_applicable(self, case: CaseContext) -> str | None:
+        """A case whose retrieved context holds no procedure is no step-alignment case: saying so here (not
+        only in ``score``) lets ``--evaluators all`` leave the evaluator out of a lab without procedures.
+        Oversized or over-long contexts count as applicable, so ``score`` records their own reason."""
+        if oversized_input(case, ("retrieved_context",)) is not None:
+            return None
+        try:
+            has_steps = any(extract_steps(chunk.text) for chunk in case.retrieved_context)
+        except TooManyStepsError:
+            return None
+        return None if has_steps else NO_PROCEDURE
+
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         texts: list[str] = []
         for case in within_bound(cases, SPLIT_INPUTS):
@@ -160,11 +176,7 @@ class StepAlignment(Evaluator):
             raise Unscored(f"test case {case.test_case_key}: actual answer: {error}") from error
         counts = {"retrieved_context_steps": float(len(reference)), "actual_answer_steps": float(len(answer))}
         if not reference:
-            raise Unscored(
-                f"test case {case.test_case_key}: no steps (numbered or bulleted list, 'Step N:' lines, or "
-                "First/Then/Finally sentences) found in the retrieved context, so there is no procedure to align",
-                scores=counts,
-            )
+            raise Unscored(f"test case {case.test_case_key}: {NO_PROCEDURE}", scores=counts)
         similarity = (
             similarity_matrix(self.services.embedder, reference, answer) if answer else np.zeros((len(reference), 0))
         )

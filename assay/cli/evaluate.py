@@ -91,6 +91,21 @@ def evaluate(
     evaluators: Annotated[
         str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")
     ] = "answer_semantic_similarity,text_matching",
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            help="Evaluator parameter EVALUATOR.PARAMETER=VALUE, e.g. rouge.use_stemmer=true; repeatable; "
+            "overrides --evaluators-config. 'assay evaluators list --json' shows each evaluator's parameters.",
+        ),
+    ] = None,
+    evaluators_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--evaluators-config",
+            help='Evaluator parameters as JSON or TOML: {"rouge": {"use_stemmer": true}}; --param overrides it.',
+        ),
+    ] = None,
     name: Annotated[str | None, typer.Option(help="Evaluation name in the artifact store.")] = None,
     run_id: Annotated[str | None, typer.Option(help="Continue this run id instead of deciding from --out.")] = None,
     judge: Annotated[
@@ -129,6 +144,7 @@ def evaluate(
             raise ValueError("--host is for --suite; a --lab already holds its answers")
         hosts = inputs.hosts(host or ["sample-rag"]) if suite is not None else []
         evaluator_ids = inputs.evaluator_ids(evaluators)
+        evaluator_parameters = inputs.evaluator_parameters(evaluators_config, param or [], evaluator_ids)
         if suite is not None:
             inputs.suite_file(suite, suite_format)
         if lab is not None:
@@ -145,6 +161,7 @@ def evaluate(
             lab_format=lab_format,
             hosts=hosts,
             evaluators=evaluator_ids,
+            evaluator_parameters=evaluator_parameters,
             name=name,
             run_id=run_id,
             judge=judge_endpoint,

@@ -123,6 +123,22 @@ def evaluator_ids(text: str) -> list[str]:
     return ids
 
 
+def evaluator_parameters(
+    config: Path | None, assignments: list[str], requested: list[str]
+) -> dict[str, dict[str, Any]]:
+    """``--evaluators-config FILE`` (JSON or TOML) overridden by each ``--param ID.NAME=VALUE``, coerced by
+    the evaluators' own parameter types and built once (see ``assay.cli.evaluator_params``)."""
+    from assay.cli import evaluator_params
+
+    from_file: dict[str, dict[str, Any]] = {}
+    if config is not None:
+        path = input_file(config, "--evaluators-config")
+        from_file = evaluator_params.from_config(_json_or_toml(path), str(path), requested)
+    parameters = evaluator_params.merged(from_file, evaluator_params.from_assignments(assignments, requested))
+    evaluator_params.check_buildable(parameters, "--param/--evaluators-config")
+    return parameters
+
+
 def output_folder(path: Path, option: str = "--out") -> Path:
     """A folder the command can write into, created if missing."""
     if path.exists() and not path.is_dir():

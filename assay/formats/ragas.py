@@ -1,18 +1,25 @@
 """Ragas evaluation datasets (single-turn samples) as CSV, JSONL or a JSON list.
 
 Columns: ``user_input`` (the prompt), ``response``, ``retrieved_contexts`` (list of strings), ``reference``
-(the expected answer) and ``reference_contexts``. In CSV a list cell holds a JSON list or a Python list
-literal, which is what ``pandas.DataFrame.to_csv`` writes for list columns. An empty CSV cell counts as
-absent, so an empty response cannot be told from a missing one there. CSV is read strictly
-(`assay.formats.tables`): an unbalanced quote is an error naming its line, never rows merged into one.
+(the expected answer), ``reference_contexts`` and the optional ``retrieved_context_ids`` and
+``reference_context_ids``. In CSV a list cell holds a JSON list or a Python list literal, which is what
+``pandas.DataFrame.to_csv`` writes for list columns. An empty CSV cell counts as absent, so an empty response
+cannot be told from a missing one there. CSV is read strictly (`assay.formats.tables`): an unbalanced quote is
+an error naming its line, never rows merged into one.
 
 Ragas has no id column: keys are derived from the row position and the question, so re-importing the same
-file gives the same keys. ``reference_contexts`` are read but not kept, because `TestCase` has no field for
-reference passages. Suite-or-lab follows the MLflow rule (see `assay.formats.mlflow.assemble`).
+file gives the same keys. Reference contexts are kept as written (``TestCase.reference_contexts``). So that
+Ragas's context precision/recall can be reproduced, every passage gets an id: the file's own
+(``*_context_ids``) or else a hash of its text (``context_id``), so a retrieved chunk equal to a reference
+context carries that context's id. Retrieved ids become the chunks' ``doc_uri``, reference ids the case's
+``expected_retrieved_doc_uris``, which the retrieval evaluators (``document_recall``) compare. An export
+writes ids only where they are not the text hashes a re-import would derive anyway. Suite-or-lab follows
+the MLflow rule (see `assay.formats.mlflow.assemble`).
 """
 
 import ast
 import csv
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -36,7 +43,8 @@ from assay.formats.mlflow import FlatRecord, assemble, flatten
 from assay.formats.tables import read_csv
 from assay.models import RetrievedChunk, TestCase, TestLab, TestSuite
 
-LIST_COLUMNS = ("retrieved_contexts", "reference_contexts")
+LIST_COLUMNS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids")
+ID_PAIRS = (("retrieved_contexts", "retrieved_context_ids"), ("reference_contexts", "reference_context_ids"))
 _SUFFIXES = (".csv", ".jsonl", ".json")
 
 
@@ -47,6 +55,18 @@ class _Sample(BaseModel):
     retrieved_contexts: list[str] = Field(default_factory=list)
     reference: str | None = None
     reference_contexts: list[str] = Field(default_factory=list)
+    retrieved_context_ids: list[str] = Field(default_factory=list)
+    reference_context_ids: list[str] = Field(default_factory=list)
+
+
+def context_id(text: str) -> str:
+    """A passage's id from its text (surrounding whitespace aside): equal passages get equal ids, in every
+    file and every run, so a retrieved chunk is recognised as the reference context it repeats."""
+    return "sha256:" + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:16]
+
+
+def _ids(texts: list[str], given: list[str]) -> list[str]:
+    return given if given else [context_id(text) for text in texts]
 
 
 def parse_list_cell(text: str) -> list[str]:
@@ -71,20 +91,35 @@ def _parse_list_fields(raw: dict[str, Any], path: Path, where: Locator) -> dict[
                 parsed[column] = parse_list_cell(raw[column])
             except ValueError:
                 expected = "expected a JSON list of strings or a Python list literal"
-                raise FormatError(
-                    path, where((column,)), f"{expected} (got {preview(raw[column])})"
-                ) from None
+                raise FormatError(path, where((column,)), f"{expected} (got {preview(raw[column])})") from None
     return parsed
+
+
+def _check_ids(sample: _Sample, path: Path, where: Locator) -> None:
+    """Ids given next to texts name them one to one."""
+    for texts_column, ids_column in ID_PAIRS:
+        texts, ids = getattr(sample, texts_column), getattr(sample, ids_column)
+        if texts and ids and len(texts) != len(ids):
+            message = f"{len(ids)} ids for {len(texts)} {texts_column}; give one id per context"
+            raise FormatError(path, where((ids_column,)), message)
 
 
 def _flat_record(index: int, raw: dict[str, Any], path: Path, where: Locator) -> FlatRecord:
     sample = validate(_Sample, _parse_list_fields(raw, path, where), path, where=where)
+    _check_ids(sample, path, where)
     case = TestCase(
         key=stable_key("ragas", index, sample.user_input),
         prompt=sample.user_input,
         expected_output=sample.reference or "",
+        reference_contexts=sample.reference_contexts,
+        expected_retrieved_doc_uris=_ids(sample.reference_contexts, sample.reference_context_ids),
     )
-    context = [RetrievedChunk(text=text, rank=rank) for rank, text in enumerate(sample.retrieved_contexts)]
+    texts = sample.retrieved_contexts or [""] * len(sample.retrieved_context_ids)
+    ids = _ids(texts, sample.retrieved_context_ids)
+    context = [
+        RetrievedChunk(text=text, doc_uri=uri, rank=rank)
+        for rank, (text, uri) in enumerate(zip(texts, ids, strict=True))
+    ]
     return FlatRecord(case, sample.response, context)
 
 
@@ -114,29 +149,55 @@ def import_ragas(path: Path, *, model_key: str = "imported") -> TestSuite | Test
     return assemble(path.stem, records, model_key)
 
 
+def _written_ids(texts: list[str], ids: list[str]) -> list[str] | None:
+    """The ids to write next to ``texts``: none where a re-import derives the same ones from the texts."""
+    return None if ids == [context_id(text) for text in texts] else ids
+
+
 def to_samples(records: list[FlatRecord], with_outputs: bool) -> list[dict[str, Any]]:
-    """Ragas samples; ``with_outputs`` adds the retrieved contexts and (when answered) the response."""
+    """Ragas samples; ``with_outputs`` adds the retrieved contexts and (when answered) the response. Reference
+    contexts and ids are written where the case has them."""
     samples = []
     for record in records:
-        sample: dict[str, Any] = {"user_input": record.case.prompt}
+        case = record.case
+        sample: dict[str, Any] = {"user_input": case.prompt}
         if with_outputs:
             sample["retrieved_contexts"] = [chunk.text for chunk in record.context]
+            ids = [chunk.doc_uri or context_id(chunk.text) for chunk in record.context]
+            if (retrieved_ids := _written_ids(sample["retrieved_contexts"], ids)) is not None:
+                sample["retrieved_context_ids"] = retrieved_ids
             if record.answer is not None:
                 sample["response"] = record.answer
-        samples.append(sample | {"reference": record.case.expected_output})
+        sample["reference"] = case.expected_output
+        if case.reference_contexts:
+            sample["reference_contexts"] = list(case.reference_contexts)
+        if reference_ids := _written_ids(case.reference_contexts, list(case.expected_retrieved_doc_uris)):
+            sample["reference_context_ids"] = reference_ids
+        samples.append(sample)
     return samples
 
 
+_CSV_COLUMNS = (
+    "user_input",
+    "retrieved_contexts",
+    "retrieved_context_ids",
+    "response",
+    "reference",
+    "reference_contexts",
+    "reference_context_ids",
+)
+
+
 def _csv_text(samples: list[dict[str, Any]], with_outputs: bool) -> str:
-    columns = ["user_input", "retrieved_contexts", "response", "reference"] if with_outputs else []
-    columns = columns or ["user_input", "reference"]
+    required = {"user_input", "reference"} | ({"retrieved_contexts", "response"} if with_outputs else set())
+    present = required | {name for sample in samples for name in sample}
+    columns = [name for name in _CSV_COLUMNS if name in present]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
     writer.writeheader()
     for sample in samples:
-        cells = dict(sample)
-        if "retrieved_contexts" in cells:
-            cells["retrieved_contexts"] = json.dumps(cells["retrieved_contexts"], ensure_ascii=False)
+        cells = {name: json.dumps(value, ensure_ascii=False) if isinstance(value, list) else value
+                 for name, value in sample.items()}  # fmt: skip
         writer.writerow(cells)
     return buffer.getvalue()
 

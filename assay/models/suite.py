@@ -39,6 +39,11 @@ class TestCase(DomainModel):
     variables: dict[str, str] = Field(default_factory=dict)
     guidelines: list[str] = Field(default_factory=list)
     expected_retrieved_doc_uris: list[str] = Field(default_factory=list)
+    reference_contexts: list[str] = Field(
+        default_factory=list,
+        description="Passages a correct retrieval returns (Ragas reference_contexts), kept as written; their ids "
+        "are in expected_retrieved_doc_uris.",
+    )
     sources: list[str] = Field(
         default_factory=list, description="Chunks the case was generated from, as '<doc_uri>#<chunk index>'."
     )

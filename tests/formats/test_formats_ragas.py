@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 
 from assay.formats.errors import FormatError, stable_key
-from assay.formats.ragas import export_ragas, import_ragas, parse_list_cell
+from assay.formats.ragas import context_id, export_ragas, import_ragas, parse_list_cell
 from assay.models import RetrievedChunk, TestLab, TestSuite
 
 
@@ -18,10 +18,11 @@ def test_csv_with_responses_imports_as_a_lab(data_dir: Path) -> None:
     assert france.test_case.prompt == "What is the capital of France?"
     assert france.test_case.expected_output == "Paris is the capital of France."
     assert france.actual_output == "Paris."
-    assert france.context == [RetrievedChunk(text="Paris is the capital and largest city of France.", rank=0)]
-    assert hamlet.context == [  # a Python list literal, as pandas writes list columns
-        RetrievedChunk(text="Hamlet is a tragedy by William Shakespeare.", rank=0),
-        RetrievedChunk(text="It was written around 1600.", rank=1),
+    paris = "Paris is the capital and largest city of France."
+    assert france.context == [RetrievedChunk(text=paris, doc_uri=context_id(paris), rank=0)]
+    assert [(chunk.text, chunk.rank) for chunk in hamlet.context] == [  # a Python list literal, as pandas writes
+        ("Hamlet is a tragedy by William Shakespeare.", 0),
+        ("It was written around 1600.", 1),
     ]
     assert hamlet.actual_output == "William Shakespeare\nwrote it around 1600."
     assert (sums.actual_output, sums.context, sums.test_case.expected_output) == (None, [], "4")
@@ -64,6 +65,7 @@ def test_suite_export_has_no_output_columns(data_dir: Path, tmp_path: Path) -> N
     assert first == {
         "user_input": "When was the Eiffel Tower completed?",
         "reference": "It was completed in 1889.",
+        "reference_contexts": ["The Eiffel Tower was completed in March 1889."],
     }
 
 

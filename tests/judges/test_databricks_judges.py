@@ -157,7 +157,7 @@ def test_guideline_adherence_rates_case_and_global_guidelines_separately(
     assert document["by_key"]["global_only"]["unscored_reason"] is None
     assert "response/llm_judged/guideline_adherence/rating" not in document["by_key"]["global_only"]
     without_any = _run(judge_server, tmp_path, "guideline_adherence", _lab(_row("none", "Hello.")))["by_key"]["none"]
-    assert without_any["unscored_reason"].startswith("missing input: guidelines")
+    assert without_any["unscored_reason"].startswith("not applicable: no guidelines to check")
     assert without_any["response/llm_judged/guideline_adherence/error_message"] == without_any["unscored_reason"]
 
 
