@@ -17,6 +17,7 @@ import numpy as np
 from assay.embeddings.engine import Embedder
 from assay.models import Chunk
 from assay.models.mrm import Topic, TopicModel
+from assay.mrm.topic_jit import umap_reducer
 
 MIN_CHUNKS_TO_CLUSTER = 10
 REPRESENTATIVE_CHARS = 400
@@ -82,7 +83,7 @@ def model_topics(
     configs = [_resolve(overrides) for overrides in (default_grid(len(chunks)) if grid is None else grid)]
     if not configs:
         raise ValueError("the topic modeling grid is empty: give at least one configuration")
-    neighbours = _cosine_neighbours(embeddings)
+    neighbours = cosine_neighbours(embeddings)
     stop_words = _stop_words([chunk.text for chunk in chunks])
     records: list[dict[str, Any]] = []
     best: tuple[float, dict[str, Any], Any, np.ndarray] | None = None
@@ -128,7 +129,7 @@ def _resolve(overrides: dict) -> dict[str, Any]:
     return {key: value for key, value in config.items() if not key.startswith(unused)}
 
 
-def _cosine_neighbours(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def cosine_neighbours(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact cosine neighbours of every chunk, sorted. UMAP would compute the same, but its numba kernel
     for it compiles for ~10 s on first use; a few hundred chunks take milliseconds in numpy."""
     norms = np.linalg.norm(embeddings, axis=1, keepdims=True)
@@ -163,19 +164,9 @@ def _fit(
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     from bertopic import BERTopic
     from sklearn.feature_extraction.text import CountVectorizer
-    from umap import UMAP
 
     n = len(chunks)
-    k = max(2, min(int(config["umap_n_neighbors"]), n - 1))
-    order, distances = neighbours
-    umap = UMAP(
-        n_neighbors=k,
-        n_components=max(2, min(int(config["umap_n_components"]), n - 2)),
-        min_dist=float(config["umap_min_dist"]),
-        metric="cosine",
-        random_state=seed,
-        precomputed_knn=(order[:, :k], distances[:, :k], None),
-    )
+    umap = umap_reducer(config, n, neighbours, seed)
     model = BERTopic(
         embedding_model=None,
         umap_model=umap,
