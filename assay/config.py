@@ -49,6 +49,21 @@ class Settings(BaseSettings):
     cache_dir: Path | None = None
     models_dir: Path | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
+    embedding_backend: Literal["torch", "onnx", "onnx-int8"] = "torch"
+    """``ASSAY_EMBEDDING_BACKEND``: ``torch`` (the reference) by default. ``onnx`` / ``onnx-int8`` need
+    ``onnxruntime`` and stay opt-in: see ``bench/encoder.py`` for their speed and cosine deviation from torch
+    (a backend may become the default only within 0.01 cosine of torch on the bench set)."""
+    prefect_server: Literal["keep", "temporary"] = "keep"
+    """``ASSAY_PREFECT_SERVER``: without ``PREFECT_API_URL``, ``keep`` starts one local Prefect server on the
+    first command and later commands reuse it (``assay server stop`` ends it, or it stops itself when idle);
+    ``temporary`` lets every command start and stop Prefect's own temporary server (10-30 s each)."""
+    prefect_server_port: int = 4200
+    """Port of the kept server (another free port when this one is taken)."""
+    prefect_server_idle_minutes: float = 60.0
+    """The kept server stops after this long without a command, a running or paused flow run, or a served
+    deployment."""
+    prefect_server_start_timeout_s: float = 300.0
+    """How long a command waits for the kept server to answer before it gives up, naming the server's log."""
     judge: JudgeEndpoint = JudgeEndpoint()
     """The LLM judge (``ASSAY_JUDGE__BASE_URL``, ``ASSAY_JUDGE__MODEL``, ``ASSAY_JUDGE__API_KEY_ENV``...);
     nothing in the default path needs one."""

@@ -1,6 +1,7 @@
 """Embeddings shared by hosts and evaluators: one engine per process, each distinct text embedded once."""
 
-from assay.embeddings.cache import EmbeddingCache
+from assay.embeddings.backends import BACKENDS, BackendUnavailableError
+from assay.embeddings.cache import CACHE_FILE_NAME, EmbeddingCache
 from assay.embeddings.engine import (
     PACKAGED_MODEL,
     Embedder,
@@ -12,7 +13,10 @@ from assay.embeddings.engine import (
 from assay.embeddings.sentences import split_sentences
 
 __all__ = [
+    "BACKENDS",
+    "CACHE_FILE_NAME",
     "PACKAGED_MODEL",
+    "BackendUnavailableError",
     "Embedder",
     "EmbeddingCache",
     "EmbeddingEngine",

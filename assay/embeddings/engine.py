@@ -2,17 +2,21 @@
 
 Embedding is the floor of every semantic evaluator on CPU (~300 sentences/s here), so each distinct text
 is embedded at most once per model: first an in-process memo, then the on-disk cache, then the model.
+A validation run keeps every vector (unbounded memo + disk cache); a live service (the guardrail) uses
+``cache=None, memo_limit=N``: a least-recently-used memo of fixed size and nothing written to disk, since
+customers' answers must not be persisted and the stream of texts never ends.
 """
 
-import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 import numpy as np
 
-from assay.embeddings.cache import EmbeddingCache, text_key
+from assay.embeddings.backends import BACKENDS, Encoder, encoder_loader, load_torch_encoder
+from assay.embeddings.cache import CACHE_FILE_NAME, EmbeddingCache, text_key
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 
@@ -25,10 +29,6 @@ class Embedder(Protocol):
     """What hosts and evaluators need from an embedding engine; tests pass fakes."""
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
-class Encoder(Protocol):
-    def encode(self, sentences: list[str], **kwargs: object) -> np.ndarray: ...
 
 
 def resolve_model_path(model: str) -> Path:
@@ -47,13 +47,7 @@ def resolve_model_path(model: str) -> Path:
 
 
 def load_sentence_transformer(model: str) -> Encoder:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    from sentence_transformers import SentenceTransformer
-
-    return SentenceTransformer(str(resolve_model_path(model)), device="cpu")
+    return load_torch_encoder(resolve_model_path(model))
 
 
 class EmbeddingEngine:
@@ -65,15 +59,24 @@ class EmbeddingEngine:
         *,
         cache: EmbeddingCache | None = None,
         batch_size: int = 64,
-        loader: Callable[[str], Encoder] = load_sentence_transformer,
+        loader: Callable[[str], Encoder] | None = None,
+        backend: str = "torch",
+        export_dir: Path | None = None,
+        memo_limit: int | None = None,
     ) -> None:
+        """``backend`` is checked now (an unavailable runtime fails here, clearly); ``export_dir`` keeps the
+        ONNX conversion; ``memo_limit`` bounds the in-process memo (least recently used texts go first)."""
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown embedding backend {backend!r}: expected one of {BACKENDS}")
         self.model = model
-        self.model_id = f"{model}@v1"
+        self.backend = backend
+        self.model_id = f"{model}@v1+{backend}"
         self.cache = cache
         self.batch_size = batch_size
-        self._loader = loader
+        self.memo_limit = memo_limit
+        self._loader = loader or encoder_loader(backend, export_dir, resolve_model_path)
         self._encoder: Encoder | None = None
-        self._memo: dict[str, np.ndarray] = {}
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.encoded_count = 0
 
@@ -83,6 +86,11 @@ class EmbeddingEngine:
             self._encoder = self._loader(self.model)
         return self._encoder
 
+    def load(self) -> None:
+        """Load the model now (a service's readiness), rather than on the first request."""
+        with self._lock:
+            _ = self.encoder
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return one row per input text (duplicates included), in input order."""
         if not texts:
@@ -90,7 +98,13 @@ class EmbeddingEngine:
         with self._lock:
             keys = [text_key(self.model_id, text) for text in texts]
             self._fill_memo(dict(zip(keys, texts, strict=True)))
-            return np.stack([self._memo[key] for key in keys])
+            rows = [self._memo[key] for key in keys]
+            if self.memo_limit is not None:
+                for key in keys:
+                    self._memo.move_to_end(key)
+                while len(self._memo) > self.memo_limit:
+                    self._memo.popitem(last=False)
+            return np.stack(rows)
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
@@ -116,13 +130,28 @@ class EmbeddingEngine:
             self.cache.put_many(fresh.items())
 
 
-_engines: dict[tuple[str, Path | None], EmbeddingEngine] = {}
+_engines: dict[tuple[str, Path | None, str], EmbeddingEngine] = {}
 
 
-def shared_engine(model: str = PACKAGED_MODEL, cache_dir: Path | None = None) -> EmbeddingEngine:
-    """One engine per (model, cache folder) per process, so the model loads once and memo is shared."""
-    key = (model, cache_dir)
+def configured_backend() -> str:
+    """The backend from the settings (``ASSAY_EMBEDDING_BACKEND`` or ``assay.toml``), ``torch`` by default."""
+    from assay.config import load_settings
+
+    return load_settings().embedding_backend
+
+
+def shared_engine(
+    model: str = PACKAGED_MODEL, cache_dir: Path | None = None, backend: str | None = None
+) -> EmbeddingEngine:
+    """One engine per (model, cache folder, backend) per process, so the model loads once and memo is shared."""
+    backend = backend or configured_backend()
+    key = (model, cache_dir, backend)
     if key not in _engines:
-        cache = EmbeddingCache(cache_dir / "embeddings.sqlite3") if cache_dir is not None else None
-        _engines[key] = EmbeddingEngine(model, cache=cache)
+        cache = EmbeddingCache(cache_dir / CACHE_FILE_NAME) if cache_dir is not None else None
+        export_dir = cache_dir / "onnx" if cache_dir is not None else None
+        if export_dir is None and backend != "torch":
+            from assay.config import load_settings
+
+            export_dir = load_settings().cache_path.resolve() / "onnx"
+        _engines[key] = EmbeddingEngine(model, cache=cache, backend=backend, export_dir=export_dir)
     return _engines[key]

@@ -39,7 +39,12 @@ GUARD_PARAMETERS: dict[str, dict[str, Any]] = {
 def _default_embedder() -> Embedder:
     from assay.config import load_settings
 
-    return BoundedEmbedder(load_settings().embedding_model)
+    settings = load_settings()
+    return BoundedEmbedder(
+        settings.embedding_model,
+        backend=settings.embedding_backend,
+        export_dir=settings.cache_path.resolve() / "onnx",
+    )
 
 
 @dataclass
