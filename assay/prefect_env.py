@@ -1,9 +1,13 @@
 """Prefect configuration derived from Assay settings; must run before ``prefect`` is first imported."""
 
 import os
+from typing import TYPE_CHECKING
 
 from assay.config import Settings
 from assay.redaction import install_log_redaction
+
+if TYPE_CHECKING:
+    from assay.prefect_server import KeptServer
 
 
 def configure_prefect(settings: Settings) -> None:
@@ -24,3 +28,20 @@ def configure_prefect(settings: Settings) -> None:
     numba_cache = settings.cache_path.resolve() / "numba"
     numba_cache.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("NUMBA_CACHE_DIR", str(numba_cache))
+
+
+def connect_prefect(settings: Settings) -> "KeptServer | None":
+    """``configure_prefect``, then the server the command's flows report to: the user's (``PREFECT_API_URL``
+    or the active Prefect profile), else Assay's kept local server (found or started now, not waited for:
+    call ``.wait()`` before the first flow), else (``ASSAY_PREFECT_SERVER=temporary``) None, and Prefect
+    starts its temporary server for this command."""
+    from assay.prefect_server import configured_api_url, ensure_server
+
+    configure_prefect(settings)
+    if configured_api_url() is not None or settings.prefect_server == "temporary":
+        return None
+    return ensure_server(
+        port=settings.prefect_server_port,
+        idle_minutes=settings.prefect_server_idle_minutes,
+        timeout_s=settings.prefect_server_start_timeout_s,
+    )

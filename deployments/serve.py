@@ -1,6 +1,6 @@
 """Serve Assay's deployments from this process, without a work pool or worker.
 
-    PREFECT_API_URL=http://127.0.0.1:4200/api python -m deployments.serve
+    python -m deployments.serve          (Assay's kept local server, or the one PREFECT_API_URL names)
     python -m deployments.serve --deployment revalidation --cron "0 7 * * *" --out /data/assay
 
 The deployments, their parameters and schedules come from ``deployments/prefect.yaml`` (the file
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.config import load_settings
-from assay.prefect_env import configure_prefect
+from assay.prefect_env import configure_prefect, connect_prefect
 from assay.runs import RUN_ID_PLACEHOLDER
 from deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, DeploymentSpec, ScheduleSpec, load_deployments
 
@@ -156,10 +156,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.out is not None:
         args.out = args.out.resolve()  # before the working directory changes
     os.chdir(REPOSITORY_ROOT)  # runs inherit it: prefect.yaml's relative paths are relative to the repository
+    # Before Prefect is imported: without PREFECT_API_URL the deployments go to Assay's kept local server,
+    # which stays up while they are served.
+    server = None if args.list else connect_prefect(load_settings())
     deployments = build_deployments(args)
     if args.list:
         print(describe(deployments))
         return
+    if server is not None:
+        print(f"serving on the local Prefect server at {server.state.ui_url}", flush=True)
+        server.wait(progress=lambda message: print(message, flush=True))
     take_over_deployed(deployments, args.replace)
     from prefect import serve
 

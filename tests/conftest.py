@@ -11,6 +11,9 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 os.environ["PREFECT_HOME"] = str(_HOME / "prefect")
 os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+# Commands under test use the session's harness or a test's own server; tests/test_prefect_server.py covers
+# the kept server (a kept one per test would outlive the test).
+os.environ["ASSAY_PREFECT_SERVER"] = "temporary"
 os.environ.setdefault("NUMBA_CACHE_DIR", str(_HOME / "numba"))
 
 from collections.abc import Iterator  # noqa: E402

@@ -205,16 +205,16 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")
 
 
 def _run_flow(**parameters: Any) -> dict[str, Any]:
-    from assay.config import load_settings
-    from assay.prefect_env import configure_prefect
+    from assay.cli.server import connect
 
-    configure_prefect(load_settings())
+    ready = connect()
     from flows.evaluate import evaluate_flow
     from flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
 
     console_to_current_stderr()
     if not options.debug:
         hide_tracebacks_on_terminal()
+    ready()
     return evaluate_flow(**parameters)
 
 

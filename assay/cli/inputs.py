@@ -5,7 +5,6 @@ what was expected; the command prints it as one line and exits 2. Checking up fr
 second, never a server start-up and a traceback in the flow's log.
 """
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -207,8 +206,14 @@ def workflow_parameters(
 
 
 def interactive_review_possible(interactive: bool) -> None:
-    if interactive and not os.environ.get("PREFECT_API_URL"):
+    """A review pause needs a server that outlives nothing less than the run: the user's or Assay's kept one,
+    not the temporary server of ``ASSAY_PREFECT_SERVER=temporary``."""
+    from assay.config import load_settings
+    from assay.prefect_server import configured_api_url
+
+    if interactive and configured_api_url() is None and load_settings().prefect_server == "temporary":
         raise ValueError(
-            "interactive review needs a Prefect server the reviewer can open: start one "
-            "(prefect server start) and set PREFECT_API_URL, or pass --non-interactive"
+            "interactive review needs a Prefect server the reviewer can open, and ASSAY_PREFECT_SERVER=temporary "
+            "gives none: unset it (Assay then keeps a local server), or set PREFECT_API_URL, or pass "
+            "--non-interactive"
         )

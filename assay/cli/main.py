@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from assay.cli import artifacts, baseline, compare, evaluate, guardrail, judges, mrm, perturb, report, suite
+from assay.cli import artifacts, baseline, compare, evaluate, guardrail, judges, mrm, perturb, report, server, suite
 from assay.cli import hosts as hosts_cli
 from assay.cli.common import AssayGroup, options
 
@@ -41,6 +41,7 @@ app.add_typer(report.app, name="report")
 app.command("compare")(compare.compare)
 app.add_typer(baseline.app, name="baseline")
 app.add_typer(guardrail.app, name="guardrail")
+app.add_typer(server.app, name="server")
 
 
 if __name__ == "__main__":

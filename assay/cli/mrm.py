@@ -95,15 +95,15 @@ def run(
 
 
 def run_workflow(**parameters: Any) -> dict[str, Any]:
-    from assay.config import load_settings
-    from assay.prefect_env import configure_prefect
+    from assay.cli.server import connect
 
-    configure_prefect(load_settings())
+    ready = connect()
     from flows.mrm import mrm_workflow
     from flows.terminal import hide_tracebacks_on_terminal
 
     if not options.debug:
         hide_tracebacks_on_terminal()
+    ready()
     return mrm_workflow(**parameters)
 
 

@@ -1,20 +1,17 @@
-"""Host registry: host type -> class, its declared metadata, and the default configurations of the built-ins."""
+"""Host registry: host type -> class, its declared metadata, and the default configurations of the built-ins.
+
+The built-in hosts are registered by name ("module:Class") and imported on first use: their client libraries
+(openai, boto3, ollama, h2ogpte, scikit-learn for the sample retrievers) take seconds to import, and a command
+that replays a test lab needs none of them. A class is validated when it is loaded, exactly as one registered
+with ``register_host``; ``host_specs`` (and the conformance suite) load them all."""
 
 from collections.abc import Callable
+from importlib import import_module
 
 from pydantic import ValidationError
 
 from assay.embeddings.engine import Embedder
-from assay.hosts.azure_openai import AzureOpenAI
 from assay.hosts.base import Host
-from assay.hosts.bedrock_kb import BedrockKnowledgeBase
-from assay.hosts.h2ogpte import H2OGPTeLLM, H2OGPTeRAG
-from assay.hosts.http_rag import HttpRag
-from assay.hosts.ollama import Ollama
-from assay.hosts.openai_assistants import OpenAIAssistants
-from assay.hosts.openai_chat import H2OGPT, H2OLLMOps, OpenAIChat, OpenAICompatible
-from assay.hosts.sample_rag import SampleRag, SampleRagKeyword
-from assay.hosts.testlab import TestLabHost
 from assay.models import HostSpec, ModelHost
 
 _REGISTRY: dict[str, type[Host]] = {}
@@ -52,24 +49,37 @@ def register_host(cls: type[Host]) -> type[Host]:
     return cls
 
 
-BUILTIN_HOSTS: tuple[type[Host], ...] = (
-    SampleRag,
-    SampleRagKeyword,
-    TestLabHost,
-    OpenAICompatible,
-    OpenAIChat,
-    HttpRag,
-    AzureOpenAI,
-    OpenAIAssistants,
-    H2OGPT,
-    H2OLLMOps,
-    Ollama,
-    BedrockKnowledgeBase,
-    H2OGPTeRAG,
-    H2OGPTeLLM,
-)
-for _builtin in BUILTIN_HOSTS:
-    register_host(_builtin)
+BUILTIN_HOSTS: dict[str, str] = {
+    "sample-rag": "assay.hosts.sample_rag:SampleRag",
+    "sample-rag-keyword": "assay.hosts.sample_rag:SampleRagKeyword",
+    "testlab": "assay.hosts.testlab:TestLabHost",
+    "openai-compatible": "assay.hosts.openai_chat:OpenAICompatible",
+    "openai-chat": "assay.hosts.openai_chat:OpenAIChat",
+    "http-rag": "assay.hosts.http_rag:HttpRag",
+    "azure-openai": "assay.hosts.azure_openai:AzureOpenAI",
+    "openai-assistants": "assay.hosts.openai_assistants:OpenAIAssistants",
+    "h2ogpt": "assay.hosts.openai_chat:H2OGPT",
+    "h2o-llmops": "assay.hosts.openai_chat:H2OLLMOps",
+    "ollama": "assay.hosts.ollama:Ollama",
+    "bedrock-kb": "assay.hosts.bedrock_kb:BedrockKnowledgeBase",
+    "h2ogpte-rag": "assay.hosts.h2ogpte:H2OGPTeRAG",
+    "h2ogpte-llm": "assay.hosts.h2ogpte:H2OGPTeLLM",
+}
+"""Built-in host type -> "module:Class", imported when the type is first used."""
+
+
+def _load_builtin(host_type: str) -> type[Host]:
+    module_name, class_name = BUILTIN_HOSTS[host_type].split(":")
+    cls = getattr(import_module(module_name), class_name)
+    if getattr(cls, "type", None) != host_type:
+        raise ValueError(f"built-in host {BUILTIN_HOSTS[host_type]} declares type {cls.type!r}, not {host_type!r}")
+    return register_host(cls)
+
+
+def builtin_host_classes() -> list[type[Host]]:
+    """Every built-in host class, loaded and validated."""
+    return [host_class(host_type) for host_type in BUILTIN_HOSTS]
+
 
 _DEFAULT_NAMES = {
     "sample-rag": "Sample RAG (embedding retrieval)",
@@ -78,14 +88,15 @@ _DEFAULT_NAMES = {
 
 
 def host_types() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(set(_REGISTRY) | set(BUILTIN_HOSTS))
 
 
 def host_class(host_type: str) -> type[Host]:
-    try:
+    if host_type in _REGISTRY:
         return _REGISTRY[host_type]
-    except KeyError:
-        raise ValueError(f"unknown host type {host_type!r}; known types: {', '.join(host_types())}") from None
+    if host_type in BUILTIN_HOSTS:
+        return _load_builtin(host_type)
+    raise ValueError(f"unknown host type {host_type!r}; known types: {', '.join(host_types())}")
 
 
 def host_spec(host_type: str) -> HostSpec:

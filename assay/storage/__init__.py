@@ -11,7 +11,6 @@ from assay.storage.errors import (
 )
 from assay.storage.factory import open_artifact_store, open_object_store, open_signer
 from assay.storage.local import LocalObjectStore
-from assay.storage.s3 import S3ObjectStore
 from assay.storage.signing import Signer
 
 __all__ = [
@@ -31,3 +30,12 @@ __all__ = [
     "validate_artifact_name",
     "validate_key",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``S3ObjectStore`` is imported on first use: minio costs every local command 0.2 s of imports."""
+    if name == "S3ObjectStore":
+        from assay.storage.s3 import S3ObjectStore
+
+        return S3ObjectStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,7 +5,6 @@ from assay.storage.anchor import HeadAnchor
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.base import ObjectStore
 from assay.storage.local import LocalObjectStore
-from assay.storage.s3 import S3ObjectStore
 from assay.storage.signing import Signer
 
 
@@ -23,6 +22,8 @@ def open_object_store(settings: Settings) -> ObjectStore:
             "the s3 store backend needs an endpoint: set ASSAY_STORE__ENDPOINT (or [store] endpoint in "
             "assay.toml) to host:port of the S3 server"
         )
+    from assay.storage.s3 import S3ObjectStore  # minio costs a local run 0.2 s of imports
+
     return S3ObjectStore(
         store.endpoint,
         store.bucket,

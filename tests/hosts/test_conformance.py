@@ -12,7 +12,7 @@ from assay.hosts.registry import BUILTIN_HOSTS, host_spec
 from assay.models import HostSpec, ModelHost, TestCase
 
 runner = CliRunner()
-BUILTIN_TYPES = sorted(cls.type for cls in BUILTIN_HOSTS)  # not host_types(): other tests register doubles
+BUILTIN_TYPES = sorted(BUILTIN_HOSTS)  # not host_types(): other tests register doubles
 
 
 @pytest.mark.parametrize("host_type", BUILTIN_TYPES)
@@ -81,3 +81,25 @@ def test_register_host_refuses_a_second_class_for_a_type() -> None:
     with pytest.raises(ValueError, match="'sample-rag' is registered twice"):
         register_host(_double("sample-rag"))
     assert host_class("sample-rag").__name__ == "SampleRag"
+
+
+def test_built_in_hosts_load_on_first_use_so_a_lab_replay_imports_no_client_library() -> None:
+    """Listing types imports nothing; replaying a lab (the testlab host) imports neither openai, boto3,
+    ollama nor scikit-learn, each of which costs a command seconds."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from assay.hosts import host_types, host_class; host_types(); host_class('testlab'); "
+        "print(sorted(m for m in ('openai', 'boto3', 'ollama', 'sklearn', 'h2ogpte') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_a_built_in_whose_class_declares_another_type_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.hosts import registry
+
+    monkeypatch.setitem(registry.BUILTIN_HOSTS, "not-ollama", "assay.hosts.ollama:Ollama")
+    with pytest.raises(ValueError, match="declares type 'ollama', not 'not-ollama'"):
+        host_class("not-ollama")
