@@ -1,5 +1,11 @@
 """The per-evaluator ``results.json`` of seed 002 ("Deep dive into the JSON evaluation results") and the
-run's ``summary.json``: pure builders, no I/O."""
+run's ``summary.json``: pure builders, no I/O.
+
+Seed 002 repeats each row's retrieved context in every evaluator's ``results.json``; at 10,000 cases that is
+27-37 MB per evaluator, and the artifact store keeps each copy again. Here the context is written once, in
+the run's ``test_lab.json``: a row of ``results.json`` names its lab row (``lab_row``) and keeps only the
+context's metadata (document, rank, score); the document's ``test_lab`` entry says which file that is.
+``with_context`` puts the texts back for a reader that wants seed 002's full rows."""
 
 import re
 from collections.abc import Sequence
@@ -49,16 +55,20 @@ def model_entry(model: ModelHost, rows: Sequence[TestLabRow]) -> dict[str, Any]:
     }
 
 
-def _row_entry(row: TestLabRow) -> dict[str, Any]:
+LAB_FILE = "test_lab.json"
+"""Where the run's test lab is written, relative to the evaluation folder (``results.json`` is one level down)."""
+
+
+def _row_entry(row: TestLabRow, index: int) -> dict[str, Any]:
     case = row.test_case
     return {
         "key": case.key,
         "test_key": row.test_key,
         "test_case_key": case.key,
         "model_key": row.model_key,
+        "lab_row": index,
         "input": case.prompt,
         "corpus": sorted({chunk.doc_uri for chunk in row.context if chunk.doc_uri}),
-        "context": [chunk.text for chunk in row.context],
         "context_meta": [{"doc_uri": chunk.doc_uri, "rank": chunk.rank, "score": chunk.score} for chunk in row.context],
         "categories": case.categories,
         "relationships": [relationship.model_dump() for relationship in case.relationships],
@@ -112,13 +122,15 @@ def judged_columns(
 
 
 def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
-    rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
+    """``results.json`` for one evaluator; each row references its lab row instead of repeating the context."""
+    rows = {(row.model_key, row.test_case.key): (index, row) for index, row in enumerate(lab.rows)}
     spec = result.evaluator
     entries = []
     for scores in result.rows:
-        entry = _row_entry(rows[scores.model_key, scores.test_case_key])
+        index, row = rows[scores.model_key, scores.test_case_key]
+        entry = _row_entry(row, index)
         entry.update({metric.key: scores.scores.get(metric.key) for metric in spec.metrics})
-        entry.update(judged_columns(spec, scores, result.parameters, chunks=len(entry["context"])))
+        entry.update(judged_columns(spec, scores, result.parameters, chunks=len(row.context)))
         entry["unscored_reason"] = scores.unscored_reason
         if scores.details:
             entry["details"] = scores.details
@@ -126,6 +138,7 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
     thresholds = {metric.key: result.threshold(metric.key) for metric in spec.metrics}
     return {
         "results": entries,
+        "test_lab": {"file": f"../{LAB_FILE}", "rows": len(lab.rows), "row_field": "lab_row"},
         "models": [model_entry(model, lab.rows_for(model.key)) for model in lab.models],
         "evaluator": {
             "id": spec.id,
@@ -181,6 +194,24 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
             "schema_version": result.schema_version,
         },
     }
+
+
+def row_context(entry: dict[str, Any], lab: dict[str, Any] | None) -> list[str]:
+    """The retrieved context texts of one ``results.json`` row: from the lab row it names, or (results written
+    before the lab reference) from the row itself. Empty when neither is available."""
+    if "context" in entry:
+        return list(entry["context"] or [])
+    index = entry.get("lab_row")
+    rows = (lab or {}).get("rows") or []
+    if not isinstance(index, int) or not 0 <= index < len(rows):
+        return []
+    return [chunk.get("text", "") for chunk in rows[index].get("context") or []]
+
+
+def with_context(document: dict[str, Any], lab: dict[str, Any]) -> dict[str, Any]:
+    """A ``results.json`` document with each row's context texts put back (seed 002's full rows)."""
+    rows = [{**entry, "context": row_context(entry, lab)} for entry in document.get("results", [])]
+    return {**document, "results": rows}
 
 
 def summary_document(lab: TestLab, results: Sequence[EvaluationResult], *, run_id: str) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+from artifacts.evaluation_results import LAB_FILE, with_context
 from artifacts.report.evaluation_sections import leaderboard_section
 from artifacts.report.interpretation import build_interpretation
 from artifacts.report.page import render
@@ -105,6 +106,11 @@ def _leaderboard_markdown(evaluator: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _full_results(evaluation: RunDocuments, evaluator_id: str) -> dict[str, Any] | None:
+    results = evaluation.get(f"{evaluator_id}/results.json")
+    return None if results is None else with_context(results, evaluation.get(LAB_FILE) or {})
+
+
 def _evaluator_files(
     evaluation: RunDocuments, evaluator: dict[str, Any], interpretation: dict[str, Any]
 ) -> dict[str, str]:
@@ -118,9 +124,8 @@ def _evaluator_files(
     }
     section = leaderboard_section(evaluator, interpretation["cases"])
     files = {
-        "global_llm_eval_results/application_json/explanation.json": _json(
-            evaluation.get(f"{evaluator_id}/results.json")
-        ),
+        # seed 002's full rows: the export stands alone, so each row's context is put back from the lab
+        "global_llm_eval_results/application_json/explanation.json": _json(_full_results(evaluation, evaluator_id)),
         "global_llm_eval_results/text_csv/explanation.csv": interpretation_csv(interpretation, evaluator_id),
         "global_llm_heatmap_leaderboard/application_json/explanation.json": _json(board),
         "global_llm_heatmap_leaderboard/text_markdown/explanation.md": evaluation.get(f"{evaluator_id}/leaderboard.md")

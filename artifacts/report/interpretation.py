@@ -7,6 +7,7 @@ an unscored case is ``None`` with its reason, never 0; every threshold says wher
 import json
 from typing import Any
 
+from artifacts.evaluation_results import LAB_FILE, row_context
 from artifacts.report.run_documents import RunDocuments
 from assay.models.evaluation import on_good_side
 from assay.runs import RUN_FILE
@@ -163,7 +164,7 @@ def _case_rows(run: RunDocuments, evaluators: list[dict[str, Any]]) -> list[dict
                     "question": entry.get("input"),
                     "expected": entry.get("expected_output"),
                     "condition": entry.get("output_condition"),
-                    "context": list(entry.get("context") or []),
+                    "context": row_context(entry, run.documents.get(LAB_FILE)),
                     "context_documents": [meta.get("doc_uri") for meta in entry.get("context_meta") or []],
                     "answer": entry.get("actual_output"),
                     "error": entry.get("error"),

@@ -6,6 +6,7 @@ from typing import ClassVar
 
 import pytest
 
+from artifacts.evaluation_results import with_context
 from assay.config import load_settings
 from assay.hosts import Host, HostAnswer, register_host
 from assay.models import TestCase, TestLab, TestSuite
@@ -16,7 +17,8 @@ ROW_KEYS = {
     "input",
     "expected_output",
     "actual_output",
-    "context",
+    "lab_row",
+    "context_meta",
     "actual_duration",
     "cost",
     "test_case_key",
@@ -46,7 +48,7 @@ def test_suite_against_two_hosts(small_suite: Path, tmp_path: Path) -> None:
         ("text_matching", "model_passes"),
     ]:
         document = read(tmp_path / evaluator_id / "results.json")
-        assert set(document) == {"results", "models", "evaluator"}
+        assert set(document) == {"results", "test_lab", "models", "evaluator"}
         assert len(document["results"]) == 12
         for row in document["results"]:
             assert set(row) >= ROW_KEYS
@@ -58,6 +60,20 @@ def test_suite_against_two_hosts(small_suite: Path, tmp_path: Path) -> None:
             for m in meta
         )
         assert document["evaluator"]["id"] == evaluator_id
+        # the context is written once, in the lab; each row names its lab row (issue 12)
+        lab = read(tmp_path / "test_lab.json")
+        assert document["test_lab"] == {"file": "../test_lab.json", "rows": len(lab["rows"]), "row_field": "lab_row"}
+        assert all("context" not in row for row in document["results"])
+        for row in document["results"]:
+            lab_row = lab["rows"][row["lab_row"]]
+            assert (lab_row["model_key"], lab_row["test_case"]["key"]) == (row["model_key"], row["test_case_key"])
+            assert row["context_meta"] == [
+                {"doc_uri": chunk["doc_uri"], "rank": chunk["rank"], "score": chunk["score"]}
+                for chunk in lab_row["context"]
+            ]
+        full = with_context(document, lab)["results"]
+        assert all(row["context"] and row["context"][0] == lab["rows"][row["lab_row"]]["context"][0]["text"]
+                   for row in full)  # fmt: skip
     assert summary == read(tmp_path / "summary.json")
     similarity = summary["metrics"]["sample-rag"]["answer_semantic_similarity"]["answer_similarity"]
     assert similarity["scored"] == 6 and 0.0 < similarity["mean"] <= 1.0
