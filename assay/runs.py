@@ -147,3 +147,31 @@ class RunStates:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         return record
+
+
+class StepTimings:
+    """Seconds each workflow step's library code computed for, per attempt of a run, kept in the object store
+    (``runs/<run id>/timings/<attempt>.json``). The total over attempts is what the step cost: an attempt that
+    served a step from the cache adds nothing, so a resumed run still shows the time the step took when it
+    was computed. Kept here rather than read back from Prefect's task-run tags, because every tagged task run
+    takes and releases a Prefect concurrency slot (two API calls each)."""
+
+    def __init__(self, store: ObjectStore, run_id: str) -> None:
+        self.store = store
+        self.prefix = f"{RUNS_PREFIX}/{run_id}/timings/"
+
+    def record(self, attempt: str, seconds: dict[str, float]) -> None:
+        """This attempt's seconds per step so far (the attempt's file is rewritten each time)."""
+        data = json.dumps({step: round(value, 3) for step, value in seconds.items()}).encode()
+        self.store.put(f"{self.prefix}{attempt}.json", data, content_type="application/json", overwrite=True)
+
+    def totals(self) -> dict[str, float]:
+        totals: dict[str, float] = {}
+        for key in self.store.list(self.prefix):
+            try:
+                seconds = json.loads(self.store.get(key))
+            except (ObjectNotFoundError, ValueError):
+                continue
+            for step, value in seconds.items():
+                totals[step] = totals.get(step, 0.0) + float(value)
+        return totals

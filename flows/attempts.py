@@ -11,7 +11,6 @@ from uuid import UUID
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
     FlowRunFilter,
-    FlowRunFilterId,
     FlowRunFilterState,
     FlowRunFilterStateType,
     FlowRunFilterTags,
@@ -50,38 +49,3 @@ def claim_run(run_id: str) -> list[UUID]:
         for run_id_to_close in superseded:
             client.set_flow_run_state(run_id_to_close, Crashed(message=SUPERSEDED), force=True)
     return superseded
-
-
-STEP_TAG_PREFIX = "step:"
-
-
-def step_tag(step: str) -> str:
-    return f"{STEP_TAG_PREFIX}{step}"
-
-
-def step_seconds(run_id: str) -> dict[str, float]:
-    """Seconds each step's task runs computed for, over every attempt of the run, read from Prefect: a step
-    served from the cache on a resumed attempt keeps the time it took when it was computed."""
-    totals: dict[str, float] = {}
-    if not flow_run.id:
-        return totals
-    with get_client(sync_client=True) as client:
-        attempts = client.read_flow_runs(
-            flow_run_filter=FlowRunFilter(tags=FlowRunFilterTags(all_=[run_tag(run_id)])), limit=200
-        )
-        for attempt in attempts:
-            offset = 0
-            while True:
-                page = client.read_task_runs(
-                    flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[attempt.id])), limit=200, offset=offset
-                )
-                for task_run in page:
-                    computed = task_run.state is not None and task_run.state.name == "Completed"
-                    for tag in task_run.tags if computed else []:
-                        if tag.startswith(STEP_TAG_PREFIX):
-                            step = tag.removeprefix(STEP_TAG_PREFIX)
-                            totals[step] = totals.get(step, 0.0) + task_run.total_run_time.total_seconds()
-                if len(page) < 200:
-                    break
-                offset += 200
-    return totals

@@ -21,7 +21,6 @@ from assay.models.workflow import (
     TestValidationParameters,
     TopicModelingParameters,
 )
-from flows.attempts import step_seconds
 from flows.mrm_run import WorkflowRun
 from flows.review import review_calibration, review_cases, review_clusters, review_topics
 from tasks import mrm as steps
@@ -214,8 +213,8 @@ def mrm_workflow(
 
 
 def workflow_summary(run: WorkflowRun, decisions: list[Decision]) -> WorkflowSummary:
-    """Each step's counts with the seconds its task runs computed for (from Prefect, over every attempt)."""
-    seconds = step_seconds(run.id)
+    """Each step's counts with the seconds its library code computed for, over every attempt."""
+    seconds = run.step_seconds()
     return WorkflowSummary(
         run_id=run.id,
         export=str(run.out_dir),

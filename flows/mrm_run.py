@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefect import tags
+from prefect.runtime import flow_run
 from prefect.utilities.annotations import quote
 
 from artifacts.step_summaries import StepSummary
@@ -19,14 +19,15 @@ from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.workflow import MrmParameters
 from assay.mrm.approvals import DecisionStore, load_approvals
-from assay.runs import RunRecord, RunStates, export_folder, fingerprint, folder_fingerprint
+from assay.runs import RunRecord, RunStates, StepTimings, export_folder, fingerprint, folder_fingerprint
 from assay.storage.factory import open_object_store
 from evaluators.selection import run_parameters
-from flows.attempts import claim_run, step_tag
+from flows.attempts import claim_run
 from flows.review import ReviewContext
 from tasks import mrm as steps
 from tasks.control_room import publish_step_summary
 from tasks.evaluate import build_lab, evaluate, publish, select
+from tasks.timing import step_library_seconds, step_scope
 
 
 def host_configs(hosts: list[str | dict[str, Any]] | None) -> list[ModelHost]:
@@ -116,13 +117,19 @@ class WorkflowRun:
 
     @contextmanager
     def step(self, step: str) -> Iterator[dict[str, Any]]:
-        """Tag the step's task runs (timings are read back from Prefect by tag) and log its outcome."""
+        """Attribute the step's library time to it (kept per attempt in the store) and log its outcome."""
         counts = self.counts.setdefault(step, {})
         print(f"{step}: started")
-        with tags(step_tag(step)):
+        with step_scope(step):
             yield counts
+        attempt = str(flow_run.id or "local")
+        StepTimings(open_object_store(load_settings()), self.id).record(attempt, step_library_seconds(attempt))
         shown = ", ".join(f"{key} {value}" for key, value in counts.items() if key != "artifacts")
         print(f"{step}: done ({shown})")
+
+    def step_seconds(self) -> dict[str, float]:
+        """Seconds each step's library code computed for, over every attempt of the run."""
+        return StepTimings(open_object_store(load_settings()), self.id).totals()
 
     def publish(self, step: str, documents: dict[str, Any]) -> None:
         """Write the step's documents to the export folder and as versions in the artifact store."""
