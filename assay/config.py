@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, SecretStr, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -64,6 +64,14 @@ class Settings(BaseSettings):
     deployment."""
     prefect_server_start_timeout_s: float = 300.0
     """How long a command waits for the kept server to answer before it gives up, naming the server's log."""
+    dask_address: str = ""
+    """``ASSAY_DASK_ADDRESS``: a running Dask scheduler (``tcp://host:8786``) that evaluation shards run on;
+    its workers need the same Assay installed and the same store and Assay home reachable."""
+    dask_workers: int = Field(default=0, ge=0)
+    """``ASSAY_DASK_WORKERS``: without an address, N > 0 runs shards on a local Dask cluster of N worker
+    processes (one thread each); 0 with no address: no Dask, one task per evaluator."""
+    shard_size: int = Field(default=250, ge=1)
+    """``ASSAY_SHARD_SIZE``: test cases per shard when evaluation runs on Dask."""
     judge: JudgeEndpoint = JudgeEndpoint()
     """The LLM judge (``ASSAY_JUDGE__BASE_URL``, ``ASSAY_JUDGE__MODEL``, ``ASSAY_JUDGE__API_KEY_ENV``...);
     nothing in the default path needs one."""

@@ -186,6 +186,10 @@ class Evaluator(ABC):
 
     spec: ClassVar[EvaluatorSpec]
     golden: ClassVar[dict[str, dict[str, Any]]]
+    shardable: ClassVar[bool] = True
+    """Whether a lab scored in shards of test cases gives exactly the scores of one run (``evaluators.shards``):
+    true while ``score`` depends on its case alone and ``prepare`` only batches per-text work. Set it False when
+    a case's score depends on the other cases (corpus-wide statistics built in ``prepare``)."""
     services: Services = field(default_factory=Services, repr=False, compare=False)
 
     @classmethod

@@ -9,6 +9,8 @@ _REGISTRY: dict[str, type[Evaluator]] = {}
 
 def register(cls: type[Evaluator]) -> type[Evaluator]:
     evaluator_id = cls.spec.id
+    if not isinstance(cls.shardable, bool):
+        raise TypeError(f"evaluator {evaluator_id!r}: 'shardable' must be True or False, got {cls.shardable!r}")
     if evaluator_id in _REGISTRY and _REGISTRY[evaluator_id] is not cls:
         raise ValueError(f"evaluator id {evaluator_id!r} is registered twice")
     _REGISTRY[evaluator_id] = cls

@@ -18,6 +18,7 @@ from assay.storage.factory import open_artifact_store, open_object_store, open_s
 from evaluators import Services, run_evaluator
 from evaluators.registry import build_evaluator
 from evaluators.selection import select_evaluators
+from evaluators.shards import join_labs, merge_results
 from tasks.result_safety import resumable
 from tasks.timing import library_time
 
@@ -63,6 +64,27 @@ def evaluate(
     evaluator = build_evaluator(evaluator_id, _services(judge, judge_options), **parameters)
     with library_time():
         return run_evaluator(evaluator, lab)
+
+
+@task(name="join-lab-shards", persist_result=False)
+def join(parts: list[TestLab]) -> TestLab:
+    with library_time():
+        return join_labs(parts)
+
+
+@task(name="merge-shards", task_run_name="merge-{evaluator_id}", persist_result=False)
+def merge(
+    lab: TestLab,
+    evaluator_id: str,
+    parameters: dict[str, Any],
+    parts: list[EvaluationResult],
+    judge: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | None = None,
+) -> EvaluationResult:
+    """One evaluator's result over the whole lab from its shards' results (aggregates recomputed)."""
+    evaluator = build_evaluator(evaluator_id, _services(judge, judge_options), **parameters)
+    with library_time():
+        return merge_results(evaluator, lab, parts)
 
 
 @task(name="select-evaluators", persist_result=False)

@@ -125,6 +125,17 @@ def evaluate(
         int | None,
         typer.Option(min=0, help="At most N cases per judged evaluator go to the judge (most uncertain first)."),
     ] = None,
+    dask_address: Annotated[
+        str | None,
+        typer.Option(help="Run host calls and evaluators in shards on this Dask scheduler (tcp://host:8786)."),
+    ] = None,
+    dask_workers: Annotated[
+        int | None,
+        typer.Option(min=0, help="Run them in shards on a local Dask cluster of N worker processes (0: no Dask)."),
+    ] = None,
+    shard_size: Annotated[
+        int | None, typer.Option(min=1, help="Test cases per shard on Dask (default: ASSAY_SHARD_SIZE, 250).")
+    ] = None,
     gate: Annotated[list[str] | None, typer.Option("--gate", help=GATE_HELP)] = None,
     fail_on: Annotated[
         Literal["high", "medium", "any"] | None,
@@ -153,7 +164,9 @@ def evaluate(
         judge_endpoint = inputs.judge_file(judge) if judge is not None else None
         gates = validated_gates(gate or [], evaluator_ids)
         judge_options = {"repeats": judge_repeats, "cascade": judge_cascade, "band": judge_band, "budget": judge_budget}
+        scale_out = _scale_out(dask_address, dask_workers, shard_size)
         summary = _run_flow(
+            **({"scale_out": scale_out} if scale_out else {}),
             out=str(out),
             suite=str(suite) if suite else None,
             suite_format=suite_format,
@@ -204,18 +217,43 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")
     )
 
 
-def _run_flow(**parameters: Any) -> dict[str, Any]:
+def _scale_out(address: str | None, workers: int | None, shard_size: int | None) -> tuple[str, int, int] | None:
+    """(Dask address, local workers, shard size) when Dask is selected by the flags or the settings, else None;
+    checked here, before any flow starts."""
+    from assay.config import load_settings
+    from flows.scale_out import dask_choice
+
+    settings = load_settings()
+    if address is None and workers is None:
+        address, workers = settings.dask_address, settings.dask_workers
+    address, workers = address or "", workers or 0
+    choice = dask_choice(address, workers)
+    if choice is None:
+        if shard_size is not None:
+            raise ValueError("--shard-size applies on Dask: give --dask-address or --dask-workers too")
+        return None
+    size = shard_size or settings.shard_size
+    console.print(f"scale-out: {for_terminal(choice)}, shards of {size} test cases", highlight=False)
+    return address, workers, size
+
+
+def _run_flow(*, scale_out: tuple[str, int, int] | None = None, **parameters: Any) -> dict[str, Any]:
     from assay.cli.server import connect
 
     ready = connect()
     from flows.evaluate import evaluate_flow
+    from flows.scale_out import dask_task_runner
     from flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
 
     console_to_current_stderr()
     if not options.debug:
         hide_tracebacks_on_terminal()
     ready()
-    return evaluate_flow(**parameters)
+    if scale_out is None:
+        return evaluate_flow(**parameters)
+    address, workers, shard_size = scale_out
+    on_dask = evaluate_flow.with_options(task_runner=dask_task_runner(address, workers))
+    return on_dask(**parameters, shard_size=shard_size)
 
 
 def print_summary(summary: dict[str, Any]) -> None:
