@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e ".[dev]"
 	# h2ogpte pins a websockets that Prefect cannot share; its other requirements are in pyproject.toml
 	$(BIN)/pip install --quiet --no-deps "h2ogpte==1.7.5"
+	# compile UMAP's numba kernels once into the project's cache (what `assay demo` reads), not in the first run
+	NUMBA_CACHE_DIR=$(CURDIR)/.assay/cache/numba $(BIN)/python -m assay.mrm.topic_jit
 	touch $(STAMP)
 
 demo: install
@@ -37,6 +39,11 @@ lint: install
 	$(BIN)/ruff check .
 
 bench: install
+	$(BIN)/python bench/peer.py --cases 1000 10000
+	$(BIN)/python bench/encoder.py --texts 1500 --skip-variants
+	$(BIN)/python bench/embeddings.py --cache-vectors 20000
+	$(BIN)/python bench/mrm_demo.py
+	$(BIN)/python bench/dask_scale.py
 	$(BIN)/python bench/embeddings.py
 	$(BIN)/python bench/validity.py
 	$(BIN)/python bench/evaluate_all.py
