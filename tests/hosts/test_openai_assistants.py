@@ -16,7 +16,7 @@ from tests.support.assistants_server import Assistant, AssistantFile, Assistants
 if "openai-assistants" not in host_types():
     register_host(OpenAIAssistants)
 
-FAST = CallPolicy(concurrency=4, timeout_s=2.0, retries=0, backoff_s=0.01)
+FAST = CallPolicy(concurrency=4, timeout_s=15.0, retries=0, backoff_s=0.01)  # generous: CI machines are loaded
 SECRET = "sk-assistants-5ecret-0123456789"
 ENV = "ASSAY_TEST_ASSISTANTS_KEY"
 FILES = {
@@ -182,7 +182,7 @@ def test_retryable_faults_are_retried_with_retry_after(server: AssistantsServer)
     server.retry_after_s = 0.05
     try:
         server.plan.extend(["429", "run_failed_server", "run_expired"])
-        policy = CallPolicy(concurrency=1, timeout_s=2.0, retries=3, backoff_s=0.01)
+        policy = CallPolicy(concurrency=1, timeout_s=10.0, retries=3, backoff_s=0.01)
         [row] = _run(_host(server), TestCase(key="c", prompt="tier 1?"), policy=policy)
     finally:
         server.retry_after_s = 0.0
