@@ -14,7 +14,9 @@ os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 # Commands under test use the session's harness or a test's own server; tests/test_prefect_server.py covers
 # the kept server (a kept one per test would outlive the test).
 os.environ["ASSAY_PREFECT_SERVER"] = "temporary"
-os.environ.setdefault("NUMBA_CACHE_DIR", str(_HOME / "numba"))
+# the project's numba cache, which `make install` fills with UMAP's kernels (python -m assay.mrm.topic_jit):
+# every test process that fits topics loads them instead of compiling for ~30 s
+os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".assay" / "cache" / "numba"))
 
 from collections.abc import Iterator  # noqa: E402
 
