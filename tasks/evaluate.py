@@ -10,6 +10,7 @@ from prefect import task
 from artifacts.publish import publish_evaluation
 from assay.config import load_settings
 from assay.embeddings import shared_engine
+from assay.embeddings.sentences import use_sentence_store
 from assay.labs import build_test_lab
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
@@ -30,7 +31,8 @@ def _embedder():  # type: ignore[no-untyped-def]
 
 def _services(judge: dict[str, Any] | None, judge_options: dict[str, Any] | None) -> Services:
     """The run's shared services: the embedding engine and, when ``judge`` configures one, the LLM judge
-    (its cache under the Assay cache folder)."""
+    (its cache under the Assay cache folder). Sentence splits are kept in the same cache folder."""
+    use_sentence_store(load_settings().cache_path.resolve())
 
     def judge_client():  # type: ignore[no-untyped-def]
         from assay.judges.client import open_judge

@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 
 from assay.embeddings import sentences, split_sentences
@@ -95,3 +97,32 @@ def test_a_megabyte_answer_is_unscored_by_sentence_evaluators_not_stalled() -> N
             "too long to split into sentences"
         )
         assert normal_row.unscored_reason is None and normal_row.scores
+
+
+def test_splits_kept_in_the_store_are_read_back_without_splitting_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rerun reads each text's split from the store next to the embedding cache (issue 12: splitting was
+    most of a warm 10,000-case run)."""
+    text = "The Easy Saver pays 3.25% AER. Interest is paid monthly, e.g. on the 1st."
+    try:
+        sentences.use_sentence_store(tmp_path)
+        sentences._split_cached.cache_clear()
+        first = sentences.split_sentences(text)
+        assert sentences._store is not None
+        sentences._store.flush()
+        sentences._split_cached.cache_clear()
+        sentences.use_sentence_store(None)
+        sentences.use_sentence_store(tmp_path / "other")  # a new store object on a fresh file ...
+        sentences.use_sentence_store(tmp_path)  # ... and back: read from disk, not from memory
+        monkeypatch.setattr(sentences, "_split", lambda _: pytest.fail("split again instead of read back"))
+        assert sentences.split_sentences(text) == first == [
+            "The Easy Saver pays 3.25% AER.", "Interest is paid monthly, e.g. on the 1st."
+        ]
+        monkeypatch.setattr(sentences, "SPLITTER_VERSION", "changed-rules")
+        sentences._split_cached.cache_clear()
+        monkeypatch.setattr(sentences, "_split", lambda _: ("split",))
+        assert sentences.split_sentences(text) == ["split"]  # other rules: not read from the old key
+    finally:
+        sentences.use_sentence_store(None)
+        sentences._split_cached.cache_clear()
