@@ -6,7 +6,9 @@ so a fluent paraphrase with a wrong number scores as well as a correct one, whil
 are exact where embeddings are blind: every figure (amount, percentage, time, phone number, count) and
 every name an answer sentence states must be stated by the evidence, after normalisation ("£5,000" ==
 "5000", "3.25 %" == "3.25%", "9am" == "9:00am", "five hundred" == "500", "+44 20 7946 0142" ==
-"020 7946 0142"), and its content words must be found there (fuzzy, so inflections match).
+"020 7946 0142"), in a unit that does not disagree ("£350" does not support "350 days"), and its content
+words must be found there (fuzzy, so inflections match). A figure that is only the sum or difference of two
+stated figures ("4.09% less 0.30 points" -> "3.79%") is derived: not missing, but weaker evidence.
 """
 
 from collections.abc import Iterable
@@ -54,16 +56,27 @@ _NUMBER_WORD = regex.compile(
     rf"\b(?:(?:a|an)\s+)?(?:{_NUMBER_WORD_ALTERNATIVES})\b(?:[\s-]+(?:and\s+)?(?:{_NUMBER_WORD_ALTERNATIVES})\b)*",
     regex.I,
 )
+_DURATION_AFTER = regex.compile(
+    r"\s?(?:(?:-|–|to|and|or)\s?[£$€]?\d[\d,.]*\s?)?(?:[-\s](?:working|business|calendar|clear|full|further|"
+    r"consecutive|banking|whole))?[-\s](?P<unit>day|week|month|year|hour|minute)s?\b",
+    regex.I,
+)
 _WORD = regex.compile(r"\p{L}[\p{L}'’]*\p{L}|\p{L}")
 _NAME = regex.compile(r"\b(?:\p{Lu}[\p{L}’']*\p{L}|\p{Lu}{2,})\b")
 
 
 @dataclass(frozen=True)
 class Figure:
-    """A figure as stated (``text``) and its comparable form (``key``)."""
+    """A figure as stated (``text``), its comparable form (``key``) and what it counts (``unit``: "money",
+    "percent", "time", "tel", a duration such as "day" or "month", or "" when the text does not say)."""
 
     text: str
     key: str
+    unit: str = ""
+
+    def matches(self, other: "Figure") -> bool:
+        """Same value, and units that do not disagree: "£350" is not "350 days", but "350" may be either."""
+        return self.key == other.key and (self.unit == other.unit or not self.unit or not other.unit)
 
 
 def clean(text: str) -> str:
@@ -98,6 +111,17 @@ def _number_word_value(phrase: str) -> int | None:
     return total + current if seen else None
 
 
+def _unit_after(text: str, end: int, stated: str, unit: str) -> str:
+    """What a number counts: money and percentages by their sign, durations by the word after them ("14 days",
+    "3-5 working days", "a 14-day period"); "" when nothing says."""
+    if stated[:1] in "£$€" or unit == "p" or text[end : end + 7].lower().startswith((" pounds", " pence")):
+        return "money"
+    if unit == "%" or unit.startswith("per"):
+        return "percent"
+    following = _DURATION_AFTER.match(text, end)
+    return following.group("unit").lower() if following else ""
+
+
 def figures(text: str, *, bare_one: bool = True) -> list[Figure]:
     """Every figure in ``text``, normalised: phones by their last 9 digits, times as 24-hour HH:MM, other
     numbers as plain decimals (currency and % dropped, thousands separators and k/m/million expanded,
@@ -113,7 +137,7 @@ def figures(text: str, *, bare_one: bool = True) -> list[Figure]:
     for match in _PHONE.finditer(text):
         digits = regex.sub(r"\D", "", match.group())
         if len(digits) >= 9:
-            found.append(Figure(match.group(), f"tel:{digits[-9:]}"))
+            found.append(Figure(match.group(), f"tel:{digits[-9:]}", "tel"))
             taken.append(match.span())
     for match in _TIME.finditer(text):
         if not free(match.span()):
@@ -123,14 +147,16 @@ def figures(text: str, *, bare_one: bool = True) -> list[Figure]:
             minute = int(match.group(2) or 0)
         else:
             hour, minute = int(match.group(4)), int(match.group(5))
-        found.append(Figure(match.group().strip(), f"time:{hour:02d}:{minute:02d}"))
+        found.append(Figure(match.group().strip(), f"time:{hour:02d}:{minute:02d}", "time"))
         taken.append(match.span())
     for match in _FIGURE.finditer(text):
         if not free(match.span()):
             continue
         unit = (match.group("unit") or "").lower()
         scale = Decimal("0.01") if match.group("pence") else Decimal(_MULTIPLIERS.get(unit, 1))
-        found.append(Figure(match.group().strip(), _decimal_key(match.group("int"), match.group("frac"), scale)))
+        stated = match.group().strip()
+        kind = _unit_after(text, match.end(), stated, "p" if match.group("pence") else unit)
+        found.append(Figure(stated, _decimal_key(match.group("int"), match.group("frac"), scale), kind))
         taken.append(match.span())
     for match in _NUMBER_WORD.finditer(text):
         phrase = match.group().strip(" -")
@@ -139,7 +165,7 @@ def figures(text: str, *, bare_one: bool = True) -> list[Figure]:
             continue
         if not bare_one and phrase.lower() in ("one", "a", "an"):
             continue
-        found.append(Figure(phrase, str(value)))
+        found.append(Figure(phrase, str(value), _unit_after(text, match.end(), phrase, "")))
     return found
 
 
@@ -196,6 +222,8 @@ class ClaimCheck:
     lexical: float | None
     unsupported_figures: tuple[str, ...]
     unsupported_names: tuple[str, ...]
+    missing_words: tuple[str, ...] = ()
+    units: int = 0
 
 
 class Evidence:
@@ -206,11 +234,12 @@ class Evidence:
 
     def __init__(self, context_texts: Iterable[str], question: str = "", *, fuzzy_cutoff: float = 88.0) -> None:
         context_texts = list(context_texts)
-        self.figure_keys = {figure.key for text in context_texts for figure in figures(text)}
-        self.figure_keys |= {figure.key for figure in figures(question)}
+        self.figures = [figure for text in [*context_texts, question] for figure in figures(text)]
+        self._derived_by_unit: dict[str, set[str]] = {}
         vocabulary = {word.lower() for text in context_texts for word in words(text)}
         self.vocabulary = sorted(vocabulary)
         self.stems = {_stem(word) for word in vocabulary}
+        self.content_vocabulary = sorted({word for text in context_texts for word in content_words(text)})
         self.framing_stems = {_stem(word) for word in words(question)}
         self.fuzzy_cutoff = fuzzy_cutoff
 
@@ -225,9 +254,36 @@ class Evidence:
         match = process.extractOne(word.lower(), self.vocabulary, scorer=fuzz.ratio, score_cutoff=self.fuzzy_cutoff)
         return match is not None
 
+    def states(self, figure: Figure) -> bool:
+        """The context or question states this value in a unit that does not disagree."""
+        return any(figure.matches(known) for known in self.figures)
+
+    def derives(self, figure: Figure) -> bool:
+        """Not stated, but the sum or difference of two stated figures of its unit (a rate less a discount, a
+        year plus a period): a worked answer's result, weaker evidence than a figure stated outright."""
+        return not self.states(figure) and figure.key in self._derived(figure.unit)
+
+    def _derived(self, unit: str) -> set[str]:
+        if unit not in self._derived_by_unit:
+            values = [
+                Decimal(known.key)
+                for known in self.figures
+                if regex.fullmatch(r"\d+(?:\.\d+)?", known.key) and (not unit or not known.unit or known.unit == unit)
+            ]
+            self._derived_by_unit[unit] = {
+                format(result.normalize(), "f")
+                for first in values
+                for second in values
+                if first != second
+                for result in (first + second, abs(first - second))
+            }
+        return self._derived_by_unit[unit]
+
     def check(self, sentence: str) -> ClaimCheck:
         stated = figures(sentence, bare_one=False)
-        missing_figures = tuple(figure.text for figure in stated if figure.key not in self.figure_keys)
+        missing_figures = tuple(
+            figure.text for figure in stated if not self.states(figure) and not self.derives(figure)
+        )
         missing_names = tuple(
             name for name in names(sentence) if _stem(name) not in self.framing_stems and not self.has_word(name)
         )
@@ -235,5 +291,6 @@ class Evidence:
         units = len(tokens) + len(stated)
         if not units:
             return ClaimCheck(None, missing_figures, missing_names)
-        found = sum(self.has_word(token) for token in tokens) + len(stated) - len(missing_figures)
-        return ClaimCheck(found / units, missing_figures, missing_names)
+        missing_words = tuple(token for token in tokens if not self.has_word(token))
+        found = len(tokens) - len(missing_words) + len(stated) - len(missing_figures)
+        return ClaimCheck(found / units, missing_figures, missing_names, missing_words, units)

@@ -7,22 +7,27 @@ the truth, while a terse correct answer ("3.25% AER.") scores low for sharing li
 sentence. The default ``hybrid`` method keeps the seed's shape (per-sentence support, least-supported
 sentence wins) and makes each sentence's support
 
-    max(semantic, lexical) x figure gate x name penalty
+    mean(semantic, lexical, local) x figure gate x name, attachment, derivation and polarity penalties
 
 - semantic: the seed's best cosine with a context sentence (recognises rewording);
 - lexical: the share of the sentence's content words and figures the context states (recognises terse
-  restatement; inflections and typos matched with rapidfuzz);
-- figure gate: 0 when the sentence states any figure (amount, percentage, time, phone number, count) that
-  the context does not, after normalisation; a normalised figure absent from the evidence is a fabricated
-  fact, whatever the wording around it;
-- name penalty: x0.5 for each capitalised name (product, place, organisation) absent from the context;
-  halved rather than zeroed because spotting names by capitals is a heuristic.
+  restatement; inflections and typos matched with rapidfuzz; a word the context only says with a near
+  synonym earns partial credit from its best MiniLM cosine with a context word);
+- local: the largest share of those words one context sentence holds (a correct answer mostly restates one
+  passage; a wrong-entity answer borrows its subject from another);
+- figure gate: 0 when the sentence states a figure (amount, percentage, time, phone number, count, duration)
+  the context does not, after normalisation and in a unit that does not disagree ("350 days" is not "£350");
+- penalties: x0.5 per capitalised name absent from the context (a heuristic, so halved, not zeroed); x0.5
+  per figure the context attaches to something else (evaluators/_attachment.py); x0.5 per figure only derived
+  as a sum or difference of stated ones; x0.8 when the sentence's polarity differs from its closest
+  context passage's (evaluators/_polarity.py; a cue, so mild).
 
 Sentences that assert nothing checkable ("Yes.", "Not all of them.") are left out of the minimum. Figures
-and names the question states count as the user's framing. The choice of max (over a weighted mean) and of
-the gates was made on the dev half of bench/data/groundedness_labelled.jsonl; bench/validity.py reports
-every method on both halves. ``method`` selects the seed's method or the intermediate variants for
-comparison.
+and names the question states count as the user's framing. The mean (over the earlier max of semantic and
+lexical), the cues, their weights and the threshold were chosen on the dev split of the independent set
+bench/data/groundedness_independent.jsonl only (threshold: the one maximising the worst kind's pass rate on
+dev); bench/validity.py reports every method on dev and held-out, and the old generated set apart. ``method``
+selects the seed's method or the intermediate variants for comparison.
 """
 
 from collections.abc import Sequence
@@ -33,13 +38,19 @@ import numpy as np
 
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._grounding import Evidence, clean
+from evaluators._attachment import Clause, claim_units, clauses, local_coverage, misattributed
+from evaluators._grounding import Evidence, clean, content_words, figures
+from evaluators._polarity import polarity_flipped
 from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
 
 METHODS = ("hybrid", "semantic", "semantic_gated", "lexical")
 NAME_PENALTY = 0.5
+MISATTRIBUTED_PENALTY = 0.5
+WORD_FLOOR, WORD_FULL = 0.5, 0.8
+POLARITY_PENALTY = 0.8
+DERIVED_PENALTY = 0.5
 SPLIT_INPUTS = ("actual_output", "retrieved_context")
 
 
@@ -62,6 +73,7 @@ class SentenceSupport:
     unsupported_figures: tuple[str, ...]
     unsupported_names: tuple[str, ...]
     closest_context: str | None
+    local: float | None = None
 
     @property
     def carries_claim(self) -> bool:
@@ -76,10 +88,11 @@ class Groundedness(Evaluator):
         display_name="Groundedness",
         description=(
             "Whether the actual answer only states what the retrieved context states. Each answer sentence is "
-            "supported by its closest context sentence (embedding cosine) or by the context stating its "
-            "content words and figures; a figure the context does not state (amounts, percentages, times, "
-            "phone numbers, after normalisation) or an unknown name lowers the sentence's support, and the "
-            "least-supported sentence gives the score. method='semantic' is the embedding-only original."
+            "supported by its closest context sentence (embedding cosine), by the context stating its content "
+            "words and figures, and by one context sentence holding them; a figure the context does not state "
+            "(amounts, percentages, times, durations, phone numbers, after normalisation), a figure the context "
+            "attaches to something else, an unknown name or a flipped negation lowers the sentence's support, "
+            "and the least-supported sentence gives the score. method='semantic' is the embedding-only original."
         ),
         domain="generation",
         compliance=["NIST: Valid and Reliable", "NIST: Safe", "SR 11-7: Outcomes Analysis"],
@@ -95,7 +108,7 @@ class Groundedness(Evaluator):
                     "threshold the answer states facts the context does not (hallucination)."
                 ),
                 higher_is_better=True,
-                threshold=0.75,
+                threshold=0.55,
                 is_primary=True,
             ),
             MetricMeta(
@@ -137,7 +150,8 @@ class Groundedness(Evaluator):
         default="hybrid",
         metadata={
             "description": (
-                "hybrid: max(semantic, lexical) support gated by unsupported figures and names (default); "
+                "hybrid: mean of semantic, lexical and single-passage support, gated by unsupported, misattributed "
+                "or derived figures, unknown names and flipped negation (default); "
                 "semantic: the seed's embedding-only min-max cosine; semantic_gated: semantic support with the "
                 "same gates; lexical: word and figure coverage with the same gates, no embeddings."
             )
@@ -154,12 +168,13 @@ class Groundedness(Evaluator):
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         if self.method == "lexical":
             return
-        texts = {
-            sentence
-            for case in within_bound(cases, SPLIT_INPUTS)
-            for text in (case.actual_output or "", *(chunk.text for chunk in case.retrieved_context))
-            for sentence in _sentences(text)
-        }
+        bounded = list(within_bound(cases, SPLIT_INPUTS))
+        all_texts = [
+            text for case in bounded for text in (case.actual_output or "", *(c.text for c in case.retrieved_context))
+        ]
+        texts = {sentence for text in all_texts for sentence in _sentences(text)}
+        if self.method == "hybrid":
+            texts |= {word for text in all_texts for word in content_words(text)}
         if texts:
             self.services.embedder.embed(sorted(texts))
 
@@ -167,7 +182,8 @@ class Groundedness(Evaluator):
         """Per-sentence support, in answer order: the least grounded sentence and what it lacks."""
         check_bound(case, SPLIT_INPUTS)
         answer = _sentences(case.actual_output or "")
-        context = [sentence for chunk in case.retrieved_context for sentence in _sentences(chunk.text)]
+        located = [(sentence, chunk.text) for chunk in case.retrieved_context for sentence in _sentences(chunk.text)]
+        context = [sentence for sentence, _ in located]
         if not answer:
             raise Unscored(f"test case {case.test_case_key}: the actual answer has no sentence to check")
         if not context:
@@ -177,14 +193,39 @@ class Groundedness(Evaluator):
         else:
             vectors = self.services.embedder.embed([*answer, *context])
             cosines = np.clip(vectors[: len(answer)] @ vectors[len(answer) :].T, 0.0, 1.0)
-        evidence = Evidence((chunk.text for chunk in case.retrieved_context), case.question)
-        return [self._support(sentence, row, context, evidence) for sentence, row in zip(answer, cosines, strict=True)]
+        texts = [chunk.text for chunk in case.retrieved_context]
+        evidence, figure_clauses = Evidence(texts, case.question), clauses(texts)
+        passages = [claim_units(sentence) for sentence in context]
+        return [
+            self._support(sentence, row, located, evidence, (figure_clauses, passages), case.question or "")
+            for sentence, row in zip(answer, cosines, strict=True)
+        ]
 
-    def _support(self, sentence: str, cosines: np.ndarray, context: list[str], evidence: Evidence) -> SentenceSupport:
+    def _support(
+        self,
+        sentence: str,
+        cosines: np.ndarray,
+        context: list[tuple[str, str]],
+        evidence: Evidence,
+        attachment: tuple[list[Clause], list[set[str]]],
+        question: str,
+    ) -> SentenceSupport:
         semantic = float(cosines.max())
         check = evidence.check(sentence)
-        gate = (0.0 if check.unsupported_figures else 1.0) * NAME_PENALTY ** len(check.unsupported_names)
         lexical = check.lexical
+        if self.method == "hybrid" and lexical is not None and check.missing_words:
+            lexical += self._word_credit(check.missing_words, evidence) / check.units
+        sentence_figures = figures(sentence, bare_one=False)
+        stated = [figure for figure in sentence_figures if evidence.states(figure)]
+        figure_clauses, passages = attachment
+        moved = tuple(figure.text for figure in misattributed(sentence, stated, figure_clauses, question))
+        gate = (0.0 if check.unsupported_figures else 1.0) * NAME_PENALTY ** len(check.unsupported_names)
+        gate *= MISATTRIBUTED_PENALTY ** len(moved)
+        gate *= DERIVED_PENALTY ** sum(evidence.derives(figure) for figure in sentence_figures)
+        closest, chunk = context[int(cosines.argmax())]
+        flipped = self.method == "hybrid" and polarity_flipped(sentence, closest, chunk)
+        gate *= POLARITY_PENALTY if flipped else 1.0
+        local = None if lexical is None else local_coverage(sentence, passages, question)
         if self.method == "semantic":
             support = semantic
         elif self.method == "semantic_gated":
@@ -192,16 +233,28 @@ class Groundedness(Evaluator):
         elif self.method == "lexical":
             support = (lexical or 0.0) * gate
         else:
-            support = max(semantic, lexical or 0.0) * gate
+            support = (semantic if lexical is None or local is None else (semantic + lexical + local) / 3) * gate
         return SentenceSupport(
             sentence=sentence,
             support=round(support, 6),
             semantic=round(semantic, 6),
             lexical=None if lexical is None else round(lexical, 6),
-            unsupported_figures=check.unsupported_figures,
+            unsupported_figures=check.unsupported_figures + moved,
             unsupported_names=check.unsupported_names,
-            closest_context=None if self.method == "lexical" else context[int(cosines.argmax())],
+            closest_context=None if self.method == "lexical" else closest,
+            local=None if local is None else round(local, 6),
         )
+
+    def _word_credit(self, missing: tuple[str, ...], evidence: Evidence) -> float:
+        """Partial credit for answer words the context does not spell but says with a near synonym ("pets" for
+        "animals", "daily" for "every day"): each word's best cosine with a context word, mapped linearly from
+        WORD_FLOOR (no credit) to WORD_FULL (a full match)."""
+        vocabulary = evidence.content_vocabulary
+        if not vocabulary:
+            return 0.0
+        vectors = self.services.embedder.embed([*missing, *vocabulary])
+        best = (vectors[: len(missing)] @ vectors[len(missing) :].T).max(axis=1)
+        return float(np.clip((best - WORD_FLOOR) / (WORD_FULL - WORD_FLOOR), 0.0, 1.0).sum())
 
     def score(self, case: CaseContext) -> Scored:
         supports = self.explain(case)
