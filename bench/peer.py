@@ -156,11 +156,11 @@ from assay.config import load_settings
 from assay.formats import import_file
 from artifacts.publish import publish_evaluation
 from assay.storage.factory import open_artifact_store
-from evaluators import Services, build_evaluator, run_evaluator
+from evaluators import build_evaluator, run_evaluator
 from evaluators.selection import select_evaluators
-from tasks.evaluate import _embedder
+from tasks.evaluate import _services
 lab = import_file(Path(sys.argv[1]), "auto")
-services = Services(embedder_factory=_embedder)
+services = _services(None, None)  # the services a command's tasks use: engine, caches, sentence store
 selected, skipped = select_evaluators(lab, sys.argv[2].split(","), services)
 results = [run_evaluator(build_evaluator(evaluator_id, services), lab) for evaluator_id in selected]
 publish_evaluation(lab, results, out_dir=Path(sys.argv[3]), artifact_store=open_artifact_store(load_settings()),
