@@ -30,18 +30,9 @@ from typing import Any
 
 import httpx
 
+from flows.mrm import STEPS  # the workflow's own step list, in order
+
 GOAL_S = 120.0
-STEPS = (
-    "topic-modeling",
-    "test-generation",
-    "test-validation",
-    "automated-evaluation",
-    "calibration",
-    "failure-clustering",
-    "weakness-detection",
-    "robustness-input-variations",
-    "robustness-adversarial",
-)
 BIN = Path(sys.executable).parent
 PAGE = 200
 
