@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.browser import (
     Browser,
@@ -209,10 +210,33 @@ def _submit_small_run(browser: Browser, served: Served) -> str:
     run_name = page.get_by_role("textbox", name="Run Name").input_value()
     browser.shot("0-run-form")
     page.get_by_role("button", name="Submit").click()
-    # The UI goes back to the deployment's Runs tab, where the new run is listed under its name.
-    page.get_by_role("link", name=run_name).first.click()
+    created = _created_run_id(served, run_name)
+    # The UI goes back to the deployment's Runs tab, where the new run is listed under its name. On a loaded
+    # machine the list can lag behind the API by more than Playwright's 30 s, so the person reloads the tab.
+    for attempt in range(1, 4):
+        try:
+            page.get_by_role("link", name=run_name).first.click(timeout=20_000)
+            break
+        except PlaywrightTimeoutError:
+            browser.shot(f"0-runs-tab-without-the-run-{attempt}")
+            page.reload()
+    else:
+        raise AssertionError(f"the run {run_name!r} ({created}) never appeared on the deployment's Runs tab")
     page.wait_for_url(re.compile(r"/runs/flow-run/[0-9a-f-]{36}"), timeout=30_000)
-    return re.search(r"/runs/flow-run/([0-9a-f-]{36})", page.url).group(1)
+    opened = re.search(r"/runs/flow-run/([0-9a-f-]{36})", page.url).group(1)
+    assert opened == created, f"the link {run_name!r} opened {opened}, the form created {created}"
+    return opened
+
+
+def _created_run_id(served: Served, run_name: str) -> str:
+    """The id of the flow run the Run form created under ``run_name``, as the API lists it."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = _api(served.api_url, "/flow_runs/filter", {"flow_runs": {"name": {"any_": [run_name]}}})
+        if runs:
+            return runs[0]["id"]
+        time.sleep(1)
+    raise AssertionError(f"submitting the Run form created no flow run named {run_name!r}:\n{served.tail()}")
 
 
 def _field_titles(dialog: Any, pattern: str) -> list[str]:
