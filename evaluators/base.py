@@ -19,6 +19,7 @@ from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow
 from assay.models.evaluation import CaseScores, EvaluatorSpec, ParameterMeta
 
 if TYPE_CHECKING:
+    from assay.embeddings.keyed_store import KeyedJsonStore
     from assay.judges.client import JudgeClient
     from assay.models.judges import JudgeRunOptions, JudgeSummary
 
@@ -47,7 +48,9 @@ class Services:
     embedder_factory: Any = None
     judge_factory: "Callable[[], JudgeClient | None] | None" = None
     judge_options: "JudgeRunOptions | None" = None
+    score_store_factory: "Callable[[], KeyedJsonStore] | None" = None
     _embedder: Embedder | None = None
+    _score_store: "KeyedJsonStore | None" = None
     _judge: "JudgeClient | None" = None
 
     @property
@@ -56,6 +59,14 @@ class Services:
         if self._judge is None and self.judge_factory is not None:
             self._judge = self.judge_factory()
         return self._judge
+
+    @property
+    def score_store(self) -> "KeyedJsonStore | None":
+        """Where model-based evaluators keep scores that are deterministic in their inputs (BERTScore's pair
+        scores) across runs; None when the run keeps nothing on disk (the live guardrail, a library caller)."""
+        if self._score_store is None and self.score_store_factory is not None:
+            self._score_store = self.score_store_factory()
+        return self._score_store
 
     @property
     def embedder(self) -> Embedder:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from assay.embeddings import PACKAGED_MODEL, ModelUnavailableError, resolve_model_path
+from assay.embeddings.keyed_store import hashed_key
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._sentence_similarity import rounded
 from evaluators.base import CaseContext, Evaluator, Unscored
@@ -36,6 +37,19 @@ PairScores = dict[str, float]
 TokenVectors = tuple[np.ndarray, np.ndarray]  # unit token embeddings, token weights
 _METRIC_KEYS = ("bertscore_precision", "bertscore_recall", "bertscore_f1")
 _PAIRS_PER_CHUNK = 256  # bounds the token embeddings held in memory at once
+
+
+_STORE_VERSION = "bertscore-pairs-v1"
+"""Part of every stored pair score's key: change it when the scoring changes, so old scores are not read."""
+
+
+@lru_cache(maxsize=16)
+def _model_identity(model_path: str) -> str:
+    """The model folder and its files' names, sizes and modification times: new weights in the same folder
+    give new keys, so no stored score outlives the model it came from."""
+    folder = Path(model_path)
+    files = sorted((path.relative_to(folder).as_posix(), path.stat()) for path in folder.rglob("*") if path.is_file())
+    return json.dumps([model_path, [(name, stat.st_size, stat.st_mtime_ns) for name, stat in files]])
 
 
 @lru_cache(maxsize=4)
@@ -177,17 +191,38 @@ class BertScore(Evaluator):
         return None
 
     def _score_pairs(self, pairs: Sequence[Pair]) -> None:
-        """Score every (actual, expected) pair not yet scored, embedding each distinct text once per chunk."""
+        """Score every (actual, expected) pair not yet scored, embedding each distinct text once per chunk. With
+        a score store (``Services.score_store``) a pair scored by an earlier run, or by an earlier MRM step, is
+        read back instead: the model is then not even loaded."""
         fresh = [pair for pair in dict.fromkeys(pairs) if pair not in self._pair_scores]
+        for pair in fresh:
+            if not (pair[0].strip() and pair[1].strip()):  # no tokens to match (and bert_score fails on "")
+                self._pair_scores[pair] = None
+        fresh = [pair for pair in fresh if pair not in self._pair_scores]
         if not fresh:
             return
+        store = self.services.score_store
+        keys: dict[Pair, bytes] = {}
+        if store is not None:
+            identity = _model_identity(str(self._model_path()))
+            keys = {pair: hashed_key(_STORE_VERSION, identity, str(self.num_layers), *pair) for pair in fresh}
+            for pair, key in keys.items():
+                if (stored := store.get(key)) is not None:
+                    self._pair_scores[pair] = stored["scores"]
+            fresh = [pair for pair in fresh if pair not in self._pair_scores]
+            if not fresh:
+                return
         encoder = _encoder(str(self._model_path()), self.num_layers)
         for start in range(0, len(fresh), _PAIRS_PER_CHUNK):
             chunk = fresh[start : start + _PAIRS_PER_CHUNK]
             texts = list(dict.fromkeys(text for pair in chunk for text in pair))
             vectors = _token_vectors(encoder, texts, self.batch_size)
-            for actual, expected in chunk:
-                self._pair_scores[(actual, expected)] = _greedy_match(vectors[actual], vectors[expected])
+            for pair in chunk:
+                scores = self._pair_scores[pair] = _greedy_match(vectors[pair[0]], vectors[pair[1]])
+                if store is not None:
+                    store.put(keys[pair], {"scores": scores})
+        if store is not None:
+            store.flush()
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         self._score_pairs([(case.actual_output or "", case.expected_output) for case in cases])

@@ -10,6 +10,7 @@ from prefect import task
 from artifacts.publish import publish_evaluation
 from assay.config import load_settings
 from assay.embeddings import shared_engine
+from assay.embeddings.keyed_store import SCORE_STORE_FILE, KeyedJsonStore
 from assay.embeddings.sentences import use_sentence_store
 from assay.labs import build_test_lab
 from assay.models import ModelHost, TestLab, TestSuite
@@ -29,9 +30,13 @@ def _embedder():  # type: ignore[no-untyped-def]
     return shared_engine(settings.embedding_model, settings.cache_path.resolve())
 
 
+def _score_store() -> KeyedJsonStore:
+    return KeyedJsonStore(load_settings().cache_path.resolve() / SCORE_STORE_FILE, table="scores")
+
+
 def _services(judge: dict[str, Any] | None, judge_options: dict[str, Any] | None) -> Services:
     """The run's shared services: the embedding engine and, when ``judge`` configures one, the LLM judge
-    (its cache under the Assay cache folder). Sentence splits are kept in the same cache folder."""
+    (its cache under the Assay cache folder). Sentence splits and pair scores are kept in the same cache folder."""
     use_sentence_store(load_settings().cache_path.resolve())
 
     def judge_client():  # type: ignore[no-untyped-def]
@@ -42,6 +47,7 @@ def _services(judge: dict[str, Any] | None, judge_options: dict[str, Any] | None
     return Services(
         embedder_factory=_embedder,
         judge_factory=judge_client,
+        score_store_factory=_score_store,
         judge_options=JudgeRunOptions.model_validate(judge_options or {}),
     )
 
@@ -90,9 +96,7 @@ def merge(
 
 
 @task(name="select-evaluators", persist_result=False)
-def select(
-    lab: TestLab, requested: list[str], judge: dict[str, Any] | None = None
-) -> tuple[list[str], dict[str, str]]:
+def select(lab: TestLab, requested: list[str], judge: dict[str, Any] | None = None) -> tuple[list[str], dict[str, str]]:
     with library_time():
         return select_evaluators(lab, requested, _services(judge, None))
 

@@ -19,15 +19,12 @@ all come from the cache. ``use_sentence_store`` therefore keeps splits on disk n
 keyed by the splitter's version and the text, so a rerun reads them instead of splitting again.
 """
 
-import atexit
-import hashlib
-import json
-import sqlite3
-import threading
 from functools import lru_cache
 from pathlib import Path
 
 import regex
+
+from assay.embeddings.keyed_store import KeyedJsonStore, hashed_key
 
 MAX_SPLIT_CHARS = 200_000
 """The longest text sentence-based evaluators split and embed; longer inputs leave the case unscored."""
@@ -54,54 +51,18 @@ SPLITTER_VERSION = "pysbd-repair-v1"
 """Part of every stored split's key: change it when the splitting rules change, so old splits are not read."""
 
 
-class SentenceStore:
-    """Sentence splits on disk (SQLite, WAL, shared by processes), read one text at a time (an indexed lookup
-    costs microseconds) and written in batches."""
+class SentenceStore(KeyedJsonStore):
+    """Sentence splits on disk, keyed by the splitter's version and the text."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._lock = threading.Lock()
-        self._pending: dict[bytes, str] = {}
-        self._connection = sqlite3.connect(path, timeout=60, check_same_thread=False, isolation_level=None)
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=NORMAL")
-        self._connection.execute(
-            "CREATE TABLE IF NOT EXISTS splits (key BLOB PRIMARY KEY, sentences TEXT) WITHOUT ROWID"
-        )
-        atexit.register(self.flush)
+        super().__init__(path, table="splits", value_column="sentences")
 
-    @staticmethod
-    def key(text: str) -> bytes:
-        return hashlib.sha256(f"{SPLITTER_VERSION}\0{text}".encode()).digest()
+    def get_split(self, text: str) -> tuple[str, ...] | None:
+        stored = self.get(hashed_key(SPLITTER_VERSION, text))
+        return None if stored is None else tuple(stored)
 
-    def get(self, text: str) -> tuple[str, ...] | None:
-        key = self.key(text)
-        with self._lock:
-            if key in self._pending:
-                return tuple(json.loads(self._pending[key]))
-            row = self._connection.execute("SELECT sentences FROM splits WHERE key = ?", (key,)).fetchone()
-        return None if row is None else tuple(json.loads(row[0]))
-
-    def put(self, text: str, sentences: tuple[str, ...]) -> None:
-        with self._lock:
-            self._pending[self.key(text)] = json.dumps(sentences, ensure_ascii=False)
-            full = len(self._pending) >= 1000
-        if full:
-            self.flush()
-
-    def flush(self) -> None:
-        with self._lock:
-            if not self._pending:
-                return
-            rows, self._pending = list(self._pending.items()), {}
-            try:
-                self._connection.execute("BEGIN IMMEDIATE")
-                self._connection.executemany("INSERT OR IGNORE INTO splits VALUES (?, ?)", rows)
-                self._connection.execute("COMMIT")
-            except sqlite3.Error:  # a cache: a failed write only costs a later split
-                if self._connection.in_transaction:
-                    self._connection.execute("ROLLBACK")
+    def put_split(self, text: str, sentences: tuple[str, ...]) -> None:
+        self.put(hashed_key(SPLITTER_VERSION, text), list(sentences))
 
 
 _store: SentenceStore | None = None
@@ -121,11 +82,11 @@ def _split_cached(text: str) -> tuple[str, ...]:
     """pysbd costs ~2.6 ms a line and the same texts (retrieved chunks, answers) are split by several
     evaluators and for many cases: each distinct text is split once per process, and with a store once."""
     store = _store
-    if store is not None and (stored := store.get(text)) is not None:
+    if store is not None and (stored := store.get_split(text)) is not None:
         return stored
     split = _split(text)
     if store is not None:
-        store.put(text, split)
+        store.put_split(text, split)
     return split
 
 

@@ -6,8 +6,9 @@ import pytest
 
 import evaluators.bertscore as bertscore_module
 from assay.embeddings import PACKAGED_MODEL, resolve_model_path
+from assay.embeddings.keyed_store import KeyedJsonStore
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, build_evaluator, run_evaluator
+from evaluators import CaseContext, Services, build_evaluator, run_evaluator
 
 EXPECTED = "The Easy Access Saver pays 3.25% AER on balances from £10,000."
 
@@ -111,3 +112,42 @@ def test_a_local_model_folder_works_like_the_packaged_name(tmp_path: Path) -> No
     layer_three = local.score(case)
     layer_six = bertscore().score(case)
     assert layer_three != layer_six and 0 < layer_three["bertscore_f1"] < 1
+
+
+def _stored_services(folder: Path) -> Services:
+    return Services(score_store_factory=lambda: KeyedJsonStore(folder / "scores.sqlite3", table="scores"))
+
+
+def test_a_later_run_reads_stored_pair_scores_without_loading_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cases = [
+        CaseContext.build(actual_output=answer, expected_output=EXPECTED)
+        for answer in ("It pays 3.25% AER.", "Branches open at 9am.", "")
+    ]
+    first = build_evaluator("bertscore", _stored_services(tmp_path))
+    first.prepare(cases)
+    scored = [first._pair_scores[(case.actual_output, case.expected_output)] for case in cases]
+    assert scored[2] is None and all(scored[:2])  # an empty answer has no tokens: kept as such, not as 0
+
+    def no_model(*args: Any) -> Any:
+        raise AssertionError("the model was loaded although every pair was stored")
+
+    monkeypatch.setattr(bertscore_module, "_token_vectors", no_model)
+    later = build_evaluator("bertscore", _stored_services(tmp_path))  # a new process would open the same file
+    later.prepare(cases)
+    assert [later._pair_scores[(case.actual_output, case.expected_output)] for case in cases] == scored
+    with pytest.raises(AssertionError, match="the model was loaded"):  # another layer is another score
+        build_evaluator("bertscore", _stored_services(tmp_path), num_layers=5).prepare(cases)
+
+
+def test_new_weights_in_the_same_model_folder_are_not_answered_from_the_store(tmp_path: Path) -> None:
+    folder = tmp_path / "minilm"
+    shutil.copytree(resolve_model_path(PACKAGED_MODEL), folder)
+    case = CaseContext.build(actual_output="It pays 3.25% AER.", expected_output=EXPECTED)
+    build_evaluator("bertscore", _stored_services(tmp_path), model=str(folder)).prepare([case])
+    before = bertscore_module._model_identity(str(folder))
+    config = folder / "config.json"
+    config.write_text(config.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    bertscore_module._model_identity.cache_clear()
+    assert bertscore_module._model_identity(str(folder)) != before
