@@ -1,6 +1,6 @@
 """The MRM workflow (seed 002 "Model Risk Management"): nine steps with human approval pauses.
 
-Each step's work is a cached, persisted task (tagged with the step, so its time is read back from Prefect);
+Each step's work is a cached, persisted task (its time kept per attempt in the run's state, ``tasks.timing``);
 its documents are exported under ``<out>/<step>/`` and stored as versioned artifacts ``mrm/<name>/<step>/``.
 The run's state and decisions live in the object store: killing the run and rerunning it resumes after the
 last finished step with the decisions already taken, and the host is never asked again for an answered case.
