@@ -40,6 +40,7 @@ def _environment(home: Path) -> dict[str, str]:
         ASSAY_HOME=str(home),
         PREFECT_HOME=str(home / "prefect"),
         ASSAY_PREFECT_SERVER="keep",
+        ASSAY_WARM_WORKER="off",  # these tests are about the server; tests/test_warm_worker.py about the worker
         ASSAY_PREFECT_SERVER_PORT=str(_free_port()),
     )
     return environment
