@@ -213,7 +213,7 @@ def run_size(count: int, evaluators: list[str], folder: Path, environment: dict[
     cold, cold_rss, _ = timed_process([*assay, "--out", str(folder / f"cold-{count}")], env)
     warm, warm_rss, _ = timed_process([*assay, "--out", str(folder / f"warm-{count}")], env)
     with_worker = env | {"ASSAY_WARM_WORKER": "on"}
-    timed_process([*assay[:3], str(folder / "lab-none.json"), "--out", str(folder / "none")], with_worker)
+    timed_process([str(BIN / "assay"), "evaluators", "list"], with_worker)  # any command leaves a worker behind
     _wait_for_worker(Path(environment["ASSAY_WARM_WORKER_DIR"]), with_worker)
     warm_worker = timed_process([*assay, "--out", str(folder / f"warm-worker-{count}")], with_worker)[0]
     library = [sys.executable, "-c", LIBRARY, str(lab_path), ",".join(evaluators), str(folder / f"lib-{count}")]

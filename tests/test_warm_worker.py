@@ -54,6 +54,27 @@ def test_an_edited_source_file_changes_the_fingerprint(tmp_path: Path, monkeypat
     assert warm.code_fingerprint() != before
 
 
+def test_a_command_starts_no_worker_when_enough_others_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSAY_WARM_WORKER_DIR", str(tmp_path))
+    tmp_path.chmod(0o700)
+    for name in ("a", "b", "c"):  # three live workers of other environments (this process stands in for them)
+        (tmp_path / f"{name}.pid").write_text(str(os.getpid()))
+    (tmp_path / "gone.pid").write_text("999999999")  # a worker that ended does not count
+    assert len(warm._live_workers(tmp_path)) == warm.MAX_WORKERS
+    started: list[object] = []
+    monkeypatch.setattr(warm.subprocess, "Popen", lambda *args, **kwargs: started.append(args))
+    warm.start_worker(dict(os.environ))
+    assert started == []
+    (tmp_path / "c.pid").unlink()
+    monkeypatch.setattr(warm.subprocess, "Popen", lambda *args, **kwargs: started.append(args) or _Process())
+    warm.start_worker(dict(os.environ))
+    assert len(started) == 1
+
+
+class _Process:
+    pid = 424242
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -12,7 +12,8 @@ What keys a worker (the socket's name): the user, the Python executable, the wor
 environment variable except a few that only describe the terminal session (``VOLATILE``), and the newest
 modification time of Assay's sources and of the installed packages' folder. Import-time state therefore never
 differs from what a fresh process would have; a changed file or an upgrade starts a new worker. A worker ends
-itself when the kept server stops, when it has been idle for the server's idle time, or when the sources change.
+itself when the kept server stops, after ``IDLE_MINUTES`` without a command, or when the sources change; a
+command that finds ``MAX_WORKERS`` workers (of other environments) running starts none.
 ``ASSAY_WARM_WORKER=off`` turns it off.
 
 This module imports only the standard library: the client side runs before anything else in every command.
@@ -45,6 +46,10 @@ VOLATILE = frozenset(
 PREFETCH = ("prefect", "flows.evaluate", "flows.terminal", "evaluators", "artifacts.publish", "tasks.report")
 """What a worker imports before it serves: the ~2 s a small ``assay evaluate`` spends importing."""
 _CHECK_EVERY_S = 5.0
+MAX_WORKERS = 3
+"""Workers of other environments or directories at once; a command finding this many starts none."""
+IDLE_MINUTES = 20.0
+"""A worker ends after this long without a command (or the server's idle time, if shorter)."""
 _LENGTH = struct.Struct("!Q")
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -182,6 +187,17 @@ def run_in_worker(argv: list[str], environ: Mapping[str, str]) -> int | None:
     return int(ended["exit"])
 
 
+def _live_workers(folder: Path) -> list[Path]:
+    live = []
+    for pid_file in folder.glob("*.pid"):
+        try:
+            os.kill(int(pid_file.read_text()), 0)
+        except (OSError, ValueError):
+            continue
+        live.append(pid_file)
+    return live
+
+
 def start_worker(environ: Mapping[str, str]) -> None:
     """Start a worker for this environment and directory in the background, unless one runs or is starting."""
     try:
@@ -190,12 +206,8 @@ def start_worker(environ: Mapping[str, str]) -> None:
     except OSError:
         return
     pid_file = folder / f"{key}.pid"
-    try:
-        pid = int(pid_file.read_text())
-        os.kill(pid, 0)
-        return  # running or starting
-    except (OSError, ValueError):
-        pass
+    if pid_file in _live_workers(folder) or len(_live_workers(folder)) >= MAX_WORKERS:
+        return  # this one runs or is starting, or enough others already hold memory (~150 MB each)
     log = open(folder / f"{key}.log", "ab")  # noqa: SIM115 - handed to the child
     with log:
         process = subprocess.Popen(
@@ -354,7 +366,7 @@ def serve(key: str) -> int:
     published = (path, os.stat(path).st_ino)
     listener.settimeout(_CHECK_EVERY_S)
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # finished commands are reaped by the kernel
-    idle_s = settings.prefect_server_idle_minutes * 60
+    idle_s = min(settings.prefect_server_idle_minutes, IDLE_MINUTES) * 60
     last_used = time.monotonic()
     reason = None
     while reason is None:
