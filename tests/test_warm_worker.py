@@ -5,10 +5,12 @@ sources never reach a stale worker, and stopping the server ends the worker."""
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -107,7 +109,7 @@ def _worker_log(folder: Path) -> str:
 
 
 def test_later_commands_run_in_the_warm_worker_as_they_would_alone(tmp_path: Path) -> None:
-    workers = tmp_path / "workers"
+    workers = Path(tempfile.mkdtemp(prefix="aw-", dir="/tmp"))  # a socket's path is limited to ~100 bytes
     environment = {key: value for key, value in os.environ.items() if not key.startswith("PREFECT_API")}
     environment.update(
         ASSAY_HOME=str(tmp_path / "home"),
@@ -156,5 +158,8 @@ def test_later_commands_run_in_the_warm_worker_as_they_would_alone(tmp_path: Pat
         assert not _answers(port), "the command kept running after Ctrl-C"
     finally:
         stop_server(Path(environment["PREFECT_HOME"]))
-    _wait_for(lambda: not list(workers.glob("*.sock")), "the worker did not stop with the server", 60)
-    assert "stopped: the kept Prefect server stopped" in _worker_log(workers)
+    try:
+        _wait_for(lambda: not list(workers.glob("*.sock")), "the worker did not stop with the server", 60)
+        assert "stopped: the kept Prefect server stopped" in _worker_log(workers)
+    finally:
+        shutil.rmtree(workers, ignore_errors=True)

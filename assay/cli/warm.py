@@ -97,7 +97,7 @@ def code_fingerprint() -> str:
 def worker_key(environ: Mapping[str, str], cwd: str, fingerprint: str) -> str:
     kept = sorted((name, value) for name, value in environ.items() if name not in VOLATILE)
     material = json.dumps([sys.executable, os.getuid(), cwd, fingerprint, kept])
-    return hashlib.sha256(material.encode()).hexdigest()[:32]
+    return hashlib.sha256(material.encode()).hexdigest()[:20]  # short: a socket's path has ~100 bytes at most
 
 
 def runtime_folder() -> Path:
@@ -204,6 +204,8 @@ def start_worker(environ: Mapping[str, str]) -> None:
         key = worker_key(environ, os.getcwd(), code_fingerprint())
         folder = runtime_folder()
     except OSError:
+        return
+    if len(os.fsencode(folder / f"{key}.{2**22}")) > 100:  # Linux allows 107 bytes: no socket could be made
         return
     pid_file = folder / f"{key}.pid"
     if pid_file in _live_workers(folder) or len(_live_workers(folder)) >= MAX_WORKERS:
@@ -358,9 +360,14 @@ def serve(key: str) -> int:
         print(f"importing started threads ({threading.enumerate()}): a fork would not be safe", flush=True)
         return 0
     print(f"worker {os.getpid()} ready in {time.perf_counter() - started:.1f} s for {os.getcwd()}", flush=True)
-    path, staging = folder / f"{key}.sock", folder / f"{key}.{os.getpid()}.sock"
+    path, staging = folder / f"{key}.sock", folder / f"{key}.{os.getpid()}"
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(staging))
+    try:
+        listener.bind(str(staging))
+    except OSError as error:  # e.g. "AF_UNIX path too long": ASSAY_WARM_WORKER_DIR too deep
+        print(f"cannot listen on {staging}: {error}; no warm worker", flush=True)
+        (folder / f"{key}.pid").unlink(missing_ok=True)
+        return 0
     listener.listen(16)
     os.replace(staging, path)  # published only once it accepts
     published = (path, os.stat(path).st_ino)
