@@ -56,9 +56,9 @@ def test_an_edited_source_file_changes_the_fingerprint(tmp_path: Path, monkeypat
     assert warm.code_fingerprint() != before
 
 
-def test_a_command_starts_no_worker_when_enough_others_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_command_starts_no_worker_when_enough_others_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path = Path(tempfile.mkdtemp(prefix="aw-", dir="/tmp"))  # short enough for a socket's path
     monkeypatch.setenv("ASSAY_WARM_WORKER_DIR", str(tmp_path))
-    tmp_path.chmod(0o700)
     for name in ("a", "b", "c"):  # three live workers of other environments (this process stands in for them)
         (tmp_path / f"{name}.pid").write_text(str(os.getpid()))
     (tmp_path / "gone.pid").write_text("999999999")  # a worker that ended does not count
@@ -71,6 +71,18 @@ def test_a_command_starts_no_worker_when_enough_others_run(tmp_path: Path, monke
     monkeypatch.setattr(warm.subprocess, "Popen", lambda *args, **kwargs: started.append(args) or _Process())
     warm.start_worker(dict(os.environ))
     assert len(started) == 1
+    shutil.rmtree(tmp_path)
+
+
+def test_no_worker_is_started_where_its_socket_path_would_be_too_long(monkeypatch: pytest.MonkeyPatch) -> None:
+    deep = Path(tempfile.mkdtemp(prefix="aw-", dir="/tmp")) / ("d" * 90)
+    deep.mkdir(mode=0o700)
+    monkeypatch.setenv("ASSAY_WARM_WORKER_DIR", str(deep))
+    started: list[object] = []
+    monkeypatch.setattr(warm.subprocess, "Popen", lambda *args, **kwargs: started.append(args) or _Process())
+    warm.start_worker(dict(os.environ))
+    assert started == []
+    shutil.rmtree(deep.parent)
 
 
 class _Process:
