@@ -159,10 +159,14 @@ class KeptServer:
     def api_url(self) -> str:
         return self.state.api_url
 
-    def wait(self, progress: Callable[[str], None] | None = None) -> None:
+    def wait(self, progress: Callable[[str], None] | None = None, meanwhile: Callable[[], None] | None = None) -> None:
+        """Block until the server answers; ``meanwhile`` runs once first if it does not answer yet (work the
+        command needs anyway, done while a new server creates its database), and counts toward the time-out."""
         deadline = time.monotonic() + self.timeout_s
         announced = False
         started = time.monotonic()
+        if meanwhile is not None and not healthy(self.api_url):
+            meanwhile()
         while not healthy(self.api_url):
             if not _alive(self.state.pid):
                 raise PrefectServerError(

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.prefect_server import ensure_server, read_state, status, stop_server
+from assay import prefect_server
+from assay.prefect_server import KeptServer, ServerState, ensure_server, read_state, status, stop_server
 
 ASSAY = str(Path(sys.executable).parent / "assay")
 LAB = {
@@ -125,3 +126,18 @@ def test_a_server_slower_than_the_start_timeout_is_one_line_naming_its_log(tmp_p
     assert "Traceback" not in done.stderr
     assert "did not answer within 1 s" in done.stderr and "assay-server.log" in done.stderr
     assert not (tmp_path / "out" / "summary.json").exists()
+
+
+def test_a_command_does_its_first_work_while_a_new_server_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    state = ServerState(pid=os.getpid(), port=_free_port(), started_at=time.time(), log="assay-server.log")
+    server = KeptServer(state, Path("."), started_now=True, timeout_s=30)
+    answers = iter([False, False, True])  # still creating its database twice, then up
+    monkeypatch.setattr(prefect_server, "healthy", lambda url, timeout_s=2.0: next(answers))
+    monkeypatch.setattr(prefect_server, "mark_used", lambda home=None: None)
+    done: list[str] = []
+    server.wait(meanwhile=lambda: done.append("model loaded"))
+    assert done == ["model loaded"]
+
+    monkeypatch.setattr(prefect_server, "healthy", lambda url, timeout_s=2.0: True)
+    server.wait(meanwhile=lambda: done.append("again"))  # a server already up: nothing is done ahead
+    assert done == ["model loaded"]

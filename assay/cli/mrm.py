@@ -29,9 +29,7 @@ def run(
     ] = None,
     evaluator: Annotated[
         list[str] | None,
-        typer.Option(
-            "--evaluator", help="Evaluator of step 4; repeatable. Default: every non-LLM one that applies."
-        ),
+        typer.Option("--evaluator", help="Evaluator of step 4; repeatable. Default: every non-LLM one that applies."),
     ] = None,
     interactive: Annotated[
         bool,
@@ -97,7 +95,7 @@ def run(
 def run_workflow(**parameters: Any) -> dict[str, Any]:
     from assay.cli.server import connect
 
-    ready = connect()
+    ready = connect(meanwhile=preload_first_step)
     from flows.mrm import mrm_workflow
     from flows.terminal import hide_tracebacks_on_terminal
 
@@ -105,6 +103,18 @@ def run_workflow(**parameters: Any) -> dict[str, Any]:
         hide_tracebacks_on_terminal()
     ready()
     return mrm_workflow(**parameters)
+
+
+def preload_first_step() -> None:
+    """Load the embedding model and import the topic-modeling libraries, which the first step does anyway:
+    on a first run the kept server spends ~20 s creating its database, and this fills that wait."""
+    from assay.config import load_settings
+    from assay.embeddings import shared_engine
+
+    settings = load_settings()
+    shared_engine(settings.embedding_model, settings.cache_path.resolve()).load()  # the engine the tasks use
+    import bertopic  # noqa: F401 - imported by topic modeling; cached in sys.modules
+    import umap  # noqa: F401
 
 
 def print_workflow(summary: dict[str, Any], command_wall: float) -> None:

@@ -12,10 +12,11 @@ from assay.escaping import for_terminal
 app = typer.Typer(help="The local Prefect server that Assay's commands share.", no_args_is_help=True)
 
 
-def connect() -> Callable[[], None]:
+def connect(meanwhile: Callable[[], None] | None = None) -> Callable[[], None]:
     """Point this command's flows at a Prefect server, and return the function that waits until it answers:
-    call it after the flows are imported, so a server starting now starts while they import. Says so when
-    one is started; one that cannot be reached is a one-line error (``PrefectServerError`` is an ``OSError``)."""
+    call it after the flows are imported, so a server starting now starts while they import (and while
+    ``meanwhile`` runs, when it is not up yet). Says so when one is started; one that cannot be reached is a
+    one-line error (``PrefectServerError`` is an ``OSError``)."""
     from assay.config import load_settings
     from assay.prefect_env import connect_prefect
 
@@ -29,7 +30,7 @@ def connect() -> Callable[[], None]:
             highlight=False,
             soft_wrap=True,
         )
-    return lambda: server.wait(progress=_progress)
+    return lambda: server.wait(progress=_progress, meanwhile=meanwhile)
 
 
 def _progress(message: str) -> None:
