@@ -2,6 +2,7 @@
 and are cached on (source, inputs) so a rerun of the same run id resumes: finished steps come from the
 cache, the lab build from its checkpoints. The cheap ones persist nothing."""
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,13 @@ def _embedder():  # type: ignore[no-untyped-def]
 
 
 def _score_store() -> KeyedJsonStore:
-    return KeyedJsonStore(load_settings().cache_path.resolve() / SCORE_STORE_FILE, table="scores")
+    return _open_score_store(load_settings().cache_path.resolve() / SCORE_STORE_FILE)
+
+
+@lru_cache(maxsize=4)
+def _open_score_store(path: Path) -> KeyedJsonStore:
+    """One connection per file per process, shared by every task run (an MRM run evaluates in three steps)."""
+    return KeyedJsonStore(path, table="scores")
 
 
 def _services(judge: dict[str, Any] | None, judge_options: dict[str, Any] | None) -> Services:

@@ -111,10 +111,13 @@ def preload_first_step() -> None:
     from assay.config import load_settings
     from assay.embeddings import shared_engine
 
-    settings = load_settings()
-    shared_engine(settings.embedding_model, settings.cache_path.resolve()).load()  # the engine the tasks use
-    import bertopic  # noqa: F401 - imported by topic modeling; cached in sys.modules
-    import umap  # noqa: F401
+    try:  # only ahead of time: a failure here is met, and reported, by the step that needs it
+        settings = load_settings()
+        shared_engine(settings.embedding_model, settings.cache_path.resolve()).load()  # the engine the tasks use
+        import bertopic  # noqa: F401 - imported by topic modeling; cached in sys.modules
+        import umap  # noqa: F401
+    except Exception:
+        pass
 
 
 def print_workflow(summary: dict[str, Any], command_wall: float) -> None:
