@@ -209,4 +209,6 @@ def serve(key: str) -> int:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python -m assay.cli.warm_worker KEY (started by the assay command itself)")
     sys.exit(serve(sys.argv[1]))
