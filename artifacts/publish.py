@@ -12,6 +12,7 @@ from artifacts.evaluation_results import results_document, summary_document
 from artifacts.findings import find_insights, find_problems, leaderboard, leaderboard_markdown
 from artifacts.report.html import render_report
 from artifacts.report.run_documents import RunDocuments
+from assay.jsonio import pretty_json
 from assay.models import TestLab
 from assay.models.artifacts import Producer
 from assay.models.evaluation import EvaluationResult
@@ -26,7 +27,7 @@ _TEXT_TYPES = {".md": "text/markdown", ".html": "text/html"}
 def _write_json(path: Path, document: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    temporary.write_text(pretty_json(document), encoding="utf-8")
     temporary.replace(path)
     return path
 

@@ -8,7 +8,6 @@ listing what the directory holds."""
 
 import csv
 import io
-import json
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from artifacts.report.evaluation_sections import leaderboard_section
 from artifacts.report.interpretation import build_interpretation
 from artifacts.report.page import render
 from artifacts.report.run_documents import RunDocuments
+from assay.jsonio import pretty_json
 
 CSV_COLUMNS = [
     "evaluator",
@@ -151,7 +151,7 @@ def _evaluator_files(
 
 
 def _json(document: Any) -> str:
-    return json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n"
+    return pretty_json(document, default=str)
 
 
 def write_zip(run: RunDocuments, html: str, interpretation: dict[str, Any], path: Path) -> Path:

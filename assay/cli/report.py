@@ -1,6 +1,5 @@
 """``assay report html|zip|csv RUN``: the reports people read, for a run folder or a run id."""
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -8,6 +7,7 @@ import typer
 
 from assay.cli.common import console, user_errors
 from assay.escaping import for_terminal
+from assay.jsonio import pretty_json
 
 app = typer.Typer(help="Render a run's HTML report, ZIP archive or CSV results.", no_args_is_help=True)
 
@@ -56,7 +56,7 @@ def html(run: RunArgument, out: OutOption = None) -> None:
         page, interpretation = render_report(documents)
         path = _target(documents, out, "interpretation.html")
         _write_text(path, page)
-        _write_text(path.with_suffix(".json"), json.dumps(interpretation, indent=2, ensure_ascii=False) + "\n")
+        _write_text(path.with_suffix(".json"), pretty_json(interpretation))
     console.print(for_terminal(path), highlight=False, soft_wrap=True)
 
 

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.formats.explain import Loc, explain, preview
 from assay.formats.json_depth import deeper_than, offset_beyond
+from assay.jsonio import pretty_json
 
 Locator = Callable[[Loc], str]
 """Turns a pydantic error location inside one record into a location in the file."""
@@ -236,7 +237,7 @@ def write_text(path: Path, text: str) -> None:
 
 
 def write_json(path: Path, data: object) -> None:
-    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    write_text(path, pretty_json(data))
 
 
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> None:

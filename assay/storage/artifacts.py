@@ -14,12 +14,12 @@ links to the previous version's manifest, and with a ``Signer`` every commit is 
 """
 
 import hashlib
-import json
 from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import ValidationError
 
+from assay.jsonio import pretty_json
 from assay.models.artifacts import ArtifactManifest, Producer, VerificationReport
 from assay.storage.base import ObjectStore, validate_key, validate_prefix
 from assay.storage.errors import (
@@ -81,9 +81,7 @@ class ArtifactStore:
         validate_artifact_name(name)
         validate_key(filename)
         if "/" in filename or filename == MANIFEST_FILENAME:
-            raise ValueError(
-                f"invalid artifact filename {filename!r}: expected one segment, not {MANIFEST_FILENAME!r}"
-            )
+            raise ValueError(f"invalid artifact filename {filename!r}: expected one segment, not {MANIFEST_FILENAME!r}")
         data = bytes(data)
         # Built (and so validated) before anything is written: bad metadata must not leave orphan content.
         draft = ArtifactManifest(
@@ -127,9 +125,7 @@ class ArtifactStore:
             if self.signer is not None:
                 self.journal.append(manifest, hashlib.sha256(manifest_bytes).hexdigest())
             return manifest
-        raise StorageError(
-            f"no free version of {name!r} in {self.describe()} after {MAX_PUT_ATTEMPTS} attempts"
-        )
+        raise StorageError(f"no free version of {name!r} in {self.describe()} after {MAX_PUT_ATTEMPTS} attempts")
 
     def _link(self, name: str, version: int, versions: dict[int, set[str]]) -> dict[str, Any]:
         """The chain fields of a new version: the newest committed version below it and its manifest's hash."""
@@ -179,7 +175,7 @@ class ArtifactStore:
         if filename is None:
             last = name.rpartition("/")[2]
             filename = last if last.endswith(".json") else f"{last}.json"
-        data = (json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        data = pretty_json(obj, sort_keys=True).encode("utf-8")
         return self.put(
             name,
             data,

@@ -70,3 +70,45 @@ def test_model_aggregate_is_the_mean_and_corpus_bleu_is_a_detail() -> None:
     assert aggregate.mean == round((1.0 + 5 / 6) / 2, 6) and not aggregate.corpus_level and aggregate.passed == 2
     # Pooled counts: 1-grams 11/12 over both answers, equal lengths.
     assert result.model_details["m"]["corpus_bleu"]["bleu_1"] == round(11 / 12, 6)
+
+
+PAIRS = [
+    ("the cat sat on the mat", REFERENCE),
+    ("The Easy Saver pays 3.2% AER on balances up to £85,000.", "The Easy Saver pays 3.25% AER up to £85,000."),
+    ("", "The fee is £5."),
+    ("a", "a"),
+    ("x y", "a b c d e"),
+    ("Ünïcödé text — here, with «quotes».", "Unicode text here with quotes."),
+    ("One. Two. Three four five six seven.", "One two three. Four five six seven eight."),
+]
+
+
+@pytest.mark.parametrize(
+    "parameters",
+    [{}, {"lowercase": True}, {"smooth_method": "floor"}, {"smooth_method": "add-k"}, {"smooth_method": "none"},
+     {"tokenize": "char"}, {"tokenize": "intl"}],
+)  # fmt: skip
+def test_one_count_per_answer_gives_sacrebleus_own_scores_at_every_order(parameters: dict[str, object]) -> None:
+    """BLEU-1..4 come from one set of n-gram counts per answer; each must equal sacrebleu scoring that order."""
+    from sacrebleu.metrics import BLEU
+
+    def expected(order: int, *, sentence: bool) -> BLEU:
+        return BLEU(
+            max_ngram_order=order,
+            tokenize=str(parameters.get("tokenize", "13a")),
+            lowercase=bool(parameters.get("lowercase", False)),
+            smooth_method=str(parameters.get("smooth_method", "exp")),
+            effective_order=sentence,
+        )
+
+    evaluator = build_evaluator("bleu", **parameters)
+    cases = [CaseContext.build(actual_output=actual, expected_output=reference) for actual, reference in PAIRS]
+    for case, (actual, reference) in zip(cases, PAIRS, strict=True):
+        for order in (1, 2, 3, 4):
+            score = expected(order, sentence=True).sentence_score(actual, [reference]).score
+            assert evaluator.score(case)[f"bleu_{order}"] == round(min(max(score / 100, 0.0), 1.0), 6)
+    corpus = evaluator.corpus_metrics(cases, [])[1]["corpus_bleu"]
+    hypotheses, references = [actual for actual, _ in PAIRS], [[reference for _, reference in PAIRS]]
+    for order in (1, 2, 3, 4):
+        score = expected(order, sentence=False).corpus_score(hypotheses, references).score
+        assert corpus[f"bleu_{order}"] == round(min(max(score / 100, 0.0), 1.0), 6)
