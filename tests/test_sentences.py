@@ -9,9 +9,7 @@ from evaluators import build_evaluator, run_evaluator
 
 
 def test_abbreviations_and_numbers_do_not_split() -> None:
-    text = (
-        "Dr. Smith opened the account on Mon. at 9 a.m. and the rate is 3.25% AER, i.e. £5,000.50 p.a. more."
-    )
+    text = "Dr. Smith opened the account on Mon. at 9 a.m. and the rate is 3.25% AER, i.e. £5,000.50 p.a. more."
     assert split_sentences(text) == [text]
 
 
@@ -116,9 +114,11 @@ def test_splits_kept_in_the_store_are_read_back_without_splitting_again(
         sentences.use_sentence_store(tmp_path / "other")  # a new store object on a fresh file ...
         sentences.use_sentence_store(tmp_path)  # ... and back: read from disk, not from memory
         monkeypatch.setattr(sentences, "_split", lambda _: pytest.fail("split again instead of read back"))
-        assert sentences.split_sentences(text) == first == [
-            "The Easy Saver pays 3.25% AER.", "Interest is paid monthly, e.g. on the 1st."
-        ]
+        assert (
+            sentences.split_sentences(text)
+            == first
+            == ["The Easy Saver pays 3.25% AER.", "Interest is paid monthly, e.g. on the 1st."]
+        )
         monkeypatch.setattr(sentences, "SPLITTER_VERSION", "changed-rules")
         sentences._split_cached.cache_clear()
         monkeypatch.setattr(sentences, "_split", lambda _: ("split",))
@@ -126,3 +126,53 @@ def test_splits_kept_in_the_store_are_read_back_without_splitting_again(
     finally:
         sentences.use_sentence_store(None)
         sentences._split_cached.cache_clear()
+
+
+# Lines the plain-prose fast path must either cut exactly as pysbd does or hand to pysbd.
+TRICKY_LINES = [
+    "Options are i. one ii. two iii. three.", "Choose iv. Then go.", "In 2024. Then we left.", "ALL CAPS. NEXT ONE.",
+    "It is done. a lowercase start.", "The fee is 25p. Then more.", "Pay £1,000. Then £2,000.", "Up 5%. Down 3%.",
+    "He said No. Then yes.", "See section A. It applies.", "Visit us in Jan. Then Feb.", "We're open. You're in.",
+    "The customers' money. It is safe.", "It's (see note 3) fine. Yes.", "Step one (a) apply. Step two.",
+    "Rates (fixed until 2027) apply. Fees too.", "Call 0800 123 456. Lines open.", "Ask for approx. 5.",
+    "Total 100. Total 200.", "Total 12. Total 13.", "He scored 9.5. Then left.", "A. B.", "Etc. Then more.",
+    "Done!  Two spaces.", "One.Two.", "Price: £5 (incl. VAT). Next.", "Is it? Yes it is! Great.",
+    "Café crème. Très bien.", "The ISA pays 4% AER. It's tax-free.", "It is No. 1. Next.", "Call ext. 55. Then.",
+    "Ends with Inc. The next.", "Version 2.0. Released.", "He is ill. So am I.", "x = 5. y = 6.", "See a. See b.",
+    "(Optional) extras. Then more.", "He said 'stop. now' and left.", "Wow!! Great.", "Rates (see below.) Next.",
+]  # fmt: skip
+
+
+def _corpus_texts() -> list[str]:
+    import json
+
+    from assay.corpora import sample_data_path
+
+    texts = [path.read_text(encoding="utf-8") for path in sorted((sample_data_path() / "corpus").glob("*.md"))]
+    for path in sorted((Path(__file__).parents[1] / "bench" / "data").glob("*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            context = item["context"]
+            texts += [item["answer"], item["question"], *(context if isinstance(context, list) else [context])]
+    return [*texts, *TRICKY_LINES]
+
+
+def test_the_plain_prose_fast_path_splits_as_pysbd_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every text of the sample corpus, both labelled sets and the tricky lines: the same sentences with the
+    fast path as with pysbd alone, and the fast path takes a real share of the lines (else it saves nothing)."""
+    texts = _corpus_texts()
+    lines = [line for text in texts for line in text.splitlines() if line.strip()]
+    plain = sum(sentences._plain_segments(line) is not None for line in lines)
+    assert plain > 0.5 * len(lines), f"only {plain} of {len(lines)} lines take the fast path"
+    with_fast_path = [sentences._split(text) for text in texts]
+    monkeypatch.setattr(sentences, "_plain_segments", lambda line: None)
+    assert [sentences._split(text) for text in texts] == with_fast_path
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Dr. Smith left.", "It is No. 1. Next.", "Step (a) applies. Then.", "Rates (see below.) Next.",
+     "He said 'stop. now' and left.", "Total 12. Total 13.", "Visit www.example.com today.", "Wow!! Great."],
+)  # fmt: skip
+def test_lines_with_abbreviations_list_numbers_quotes_or_inner_stops_go_to_pysbd(line: str) -> None:
+    assert sentences._plain_segments(line) is None
