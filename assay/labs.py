@@ -10,11 +10,10 @@ reported) and its cases are asked again, like a shard that was never written.
 """
 
 import asyncio
-import json
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -22,7 +21,8 @@ from assay.embeddings.engine import Embedder
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
 from assay.storage.base import ObjectStore
-from assay.storage.signing import Signer, canonical_json
+from assay.storage.checkpoints import check_checkpoint, parse_checkpoint, put_checkpoint
+from assay.storage.signing import Signer
 
 _ROWS = TypeAdapter(list[TestLabRow])
 log = logging.getLogger(__name__)
@@ -62,21 +62,13 @@ def load_checkpoint(store: ObjectStore, run_id: str, model_key: str, signer: Sig
 
 def _read_shard(data: bytes, run_id: str, model_key: str, signer: Signer | None) -> list[TestLabRow]:
     """The rows of one shard; ``ValueError`` saying why when it cannot be trusted."""
-    try:
-        document = json.loads(data)
-    except ValueError as error:
-        raise ValueError(f"not JSON: {error}") from error
+    document = parse_checkpoint(data)
     if isinstance(document, dict):
-        mac = document.pop("mac", None)
-        if (document.get("run_id"), document.get("model")) != (run_id, model_key):
-            raise ValueError(f"written for run {document.get('run_id')!r}, model {document.get('model')!r}")
-        valid = signer.check(canonical_json(document), mac) if signer else None
-        rows = document.get("rows")
-    else:  # shards written before they were signed: a bare list of rows
-        valid = False if signer is not None and signer.has_key() else None
-        rows = document
-    if valid is False and signer is not None:
+        rows = check_checkpoint(document, {"run_id": run_id, "model": model_key}, signer).get("rows")
+    elif signer is not None and signer.has_key():  # shards written before they were signed: a bare list
         raise ValueError(f"its signature does not match its rows (checked with the {signer.describe()})")
+    else:
+        rows = document
     try:
         return _ROWS.validate_python(rows)
     except ValidationError as error:
@@ -86,15 +78,8 @@ def _read_shard(data: bytes, run_id: str, model_key: str, signer: Signer | None)
 def _save_shard(
     store: ObjectStore, run_id: str, model_key: str, rows: Sequence[TestLabRow], signer: Signer | None
 ) -> None:
-    document: dict[str, Any] = {
-        "run_id": run_id,
-        "model": model_key,
-        "rows": _ROWS.dump_python(list(rows), mode="json"),
-    }
-    if signer is not None:
-        document["mac"] = signer.sign(canonical_json(document))
-    key = f"{checkpoint_prefix(run_id, model_key)}shard-{uuid.uuid4().hex}.json"
-    store.put(key, json.dumps(document, ensure_ascii=False).encode("utf-8"), content_type="application/json")
+    document = {"run_id": run_id, "model": model_key, "rows": _ROWS.dump_python(list(rows), mode="json")}
+    put_checkpoint(store, f"{checkpoint_prefix(run_id, model_key)}shard-{uuid.uuid4().hex}.json", document, signer)
 
 
 async def _answer_all(

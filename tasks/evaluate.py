@@ -18,8 +18,9 @@ from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
 from assay.storage.factory import open_artifact_store, open_object_store, open_signer
-from evaluators import Services, run_evaluator
+from evaluators import Services
 from evaluators.registry import build_evaluator
+from evaluators.score_checkpoints import run_with_checkpoints
 from evaluators.selection import select_evaluators
 from evaluators.shards import join_labs, merge_results
 from tasks.result_safety import resumable
@@ -77,8 +78,11 @@ def evaluate(
     judge_options: dict[str, Any] | None = None,
 ) -> EvaluationResult:
     evaluator = build_evaluator(evaluator_id, _services(judge, judge_options), **parameters)
+    settings = load_settings()
     with library_time():
-        return run_evaluator(evaluator, lab)
+        return run_with_checkpoints(
+            evaluator, lab, store=open_object_store(settings), run_id=run_id, signer=open_signer(settings)
+        )
 
 
 @task(name="join-lab-shards", persist_result=False)
