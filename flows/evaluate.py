@@ -3,7 +3,7 @@
 from pathlib import Path
 from typing import Any
 
-from prefect import flow
+from prefect import flow, tags
 from prefect.utilities.annotations import quote
 
 from assay.config import load_settings
@@ -17,7 +17,8 @@ from assay.storage.factory import open_object_store
 from evaluators import Services, build_evaluator
 from evaluators.selection import run_parameters
 from evaluators.shards import shard_lab, shard_suite, unshardable_reason
-from flows.attempts import claim_run
+from flows.attempts import claim_run, run_tag
+from flows.scale_out import choose_scale_out, dask_task_runner, where_they_ran
 from tasks.evaluate import build_lab, evaluate, join, merge, publish, select
 from tasks.report import REPORT_FILE, link_report
 
@@ -43,6 +44,8 @@ def evaluate_flow(
     judge: dict[str, Any] | None = None,
     judge_options: dict[str, Any] | None = None,
     shard_size: int = 0,
+    dask_address: str | None = None,
+    dask_workers: int | None = None,
 ) -> dict[str, Any]:
     """Evaluate a suite against hosts (``suite`` + ``hosts``) or a test lab's precomputed answers (``lab``).
 
@@ -52,36 +55,30 @@ def evaluate_flow(
     own, ``<assay home>/exports/<run id>``, so two runs (a weekly re-validation) never mix their files.
 
     ``shard_size`` 0 runs one task per evaluator over the whole lab. N > 0 asks the hosts and runs each
-    evaluator in shards of N test cases, all submitted at once to the flow's task runner (a ``DaskTaskRunner``
-    from ``flows.scale_out``: ``evaluate_flow.with_options(task_runner=...)``), then merges them in order."""
+    evaluator in shards of N test cases, all submitted at once, then merges them in order.
+
+    ``dask_address`` (a running scheduler, ``tcp://host:8786``) or ``dask_workers`` (a local cluster of N
+    worker processes; 0: no Dask) runs the shards on Dask; left empty, the settings ``ASSAY_DASK_ADDRESS`` /
+    ``ASSAY_DASK_WORKERS`` decide, and on Dask a ``shard_size`` of 0 means ``ASSAY_SHARD_SIZE``
+    (``flows.scale_out.choose_scale_out``; the log says what chose). The shards then run in the subflow
+    ``evaluate-shards`` with a Dask task runner made at run time (see :func:`evaluate_shards_flow`). Without
+    Dask, shards go to this flow's own task runner."""
     if (suite is None) == (lab is None):
         raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
     if shard_size < 0:
         raise ValueError(f"shard_size must be 0 (no shards) or more, got {shard_size}")
-    evaluator_ids = evaluators or DEFAULT_EVALUATORS
-    parameters = evaluator_parameters or {}
-    judge_endpoint = JudgeEndpoint.model_validate(judge) if judge is not None else load_settings().judge
-    judge = judge_endpoint.model_dump(mode="json") if judge_endpoint.configured else None
-    judge_options = JudgeRunOptions.model_validate(judge_options or {}).model_dump(mode="json")
+    scale_out = choose_scale_out(dask_address, dask_workers, shard_size)
+    evaluator_ids, parameters, judge_config, options = _run_settings(
+        evaluators, evaluator_parameters, judge, judge_options
+    )
     for evaluator_id, values in parameters.items():  # a typo fails here, before any host is asked
         build_evaluator(evaluator_id, Services(), **values)
-    if suite is not None:
-        test_suite = import_file(Path(suite), suite_format)
-        if not isinstance(test_suite, TestSuite):
-            raise ValueError(f"{suite} holds a test lab; pass it as 'lab'")
-        host_configs = [_host_config(host) for host in hosts or ["sample-rag"]]
-        inputs = fingerprint(test_suite.model_dump(mode="json"), [h.model_dump(mode="json") for h in host_configs])
-        evaluation_name = name or _slug(test_suite.name)
-    else:
-        test_lab = import_file(Path(lab), lab_format)
-        if not isinstance(test_lab, TestLab):
-            raise ValueError(f"{lab} holds a test suite without answers; pass it as 'suite'")
-        inputs = fingerprint(test_lab.model_dump(mode="json"))
-        evaluation_name = name or _slug(test_lab.name)
+    source, host_configs, inputs = _read_inputs(suite, suite_format, lab, lab_format, hosts)
+    evaluation_name = name or _slug(source.name)
     settings = load_settings()
     runs = RunStates(open_object_store(settings))
     record = runs.start(
-        fingerprint(inputs, evaluator_ids, parameters, judge, judge_options),
+        fingerprint(inputs, evaluator_ids, parameters, judge_config, options),
         run_id,
         workflow="evaluate",
         parameters={"suite": suite, "lab": lab, "evaluators": evaluator_ids, "evaluator_parameters": parameters},
@@ -93,23 +90,32 @@ def evaluate_flow(
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
     if superseded:
         print(f"marked {len(superseded)} unfinished earlier attempt(s) of this run as crashed")
-    if suite is not None and shard_size:
-        test_lab = _build_lab_in_shards(test_suite, host_configs, record.run_id, shard_size)
-    elif suite is not None:
-        test_lab = build_lab(quote(test_suite), host_configs, record.run_id)
-    # quote(): Prefect would otherwise walk every row of a large lab looking for futures (~0.5 s a task).
-    selected, skipped = select(quote(test_lab), evaluator_ids, judge)
-    for evaluator_id, reason in skipped.items():
-        print(f"skipped {evaluator_id}: {reason}")
-    run_args = {evaluator_id: run_parameters(evaluator_ids, evaluator_id, parameters.get(evaluator_id))
-                for evaluator_id in selected}  # fmt: skip
-    if shard_size:
-        results = _evaluate_in_shards(test_lab, run_args, record.run_id, judge, judge_options, shard_size)
+    print(scale_out.line())
+    if scale_out.on_dask:
+        on_dask = evaluate_shards_flow.with_options(
+            task_runner=dask_task_runner(scale_out.address, scale_out.workers),
+            flow_run_name=f"shards-of-{record.run_id}",
+        )
+        with tags(run_tag(record.run_id)):  # a killed attempt's subflow is marked Crashed with it on resume
+            shards = on_dask(
+                run_id=record.run_id,
+                inputs=inputs,
+                shard_size=scale_out.shard_size,
+                suite=suite,
+                suite_format=suite_format,
+                lab=lab,
+                lab_format=lab_format,
+                hosts=hosts,
+                evaluators=evaluators,
+                evaluator_parameters=evaluator_parameters,
+                judge=judge,
+                judge_options=judge_options,
+            )
+        test_lab, results, skipped = shards.unquote()
     else:
-        results = [
-            evaluate(quote(test_lab), evaluator_id, values, record.run_id, judge, judge_options)
-            for evaluator_id, values in run_args.items()
-        ]
+        test_lab, results, skipped = _ask_and_evaluate(
+            source, host_configs, evaluator_ids, parameters, judge_config, options, record.run_id, shard_size
+        )
     summary = publish(quote(test_lab), quote(results), str(out_dir), evaluation_name, record.run_id, skipped)
     link_report(
         f"Evaluation report {evaluation_name}",
@@ -121,13 +127,117 @@ def evaluate_flow(
     return summary
 
 
+@flow(name="evaluate-shards", log_prints=True, persist_result=False)
+def evaluate_shards_flow(
+    run_id: str,
+    inputs: str,
+    shard_size: int,
+    suite: str | None = None,
+    suite_format: str = "auto",
+    lab: str | None = None,
+    lab_format: str = "auto",
+    hosts: list[str | dict[str, Any]] | None = None,
+    evaluators: list[str] | None = None,
+    evaluator_parameters: dict[str, dict[str, Any]] | None = None,
+    judge: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | None = None,
+) -> "quote[tuple[TestLab, list[EvaluationResult], dict[str, str]]]":
+    """The sharded part of an evaluate run on Dask (host shards, selection, evaluator shards), a subflow so
+    that its task runner is chosen while the run runs: a served or deployed flow is loaded from its
+    entrypoint by Prefect's runner, so a task runner set with ``evaluate_flow.with_options`` beforehand would
+    be lost, whereas this one comes from the run's own parameters and settings, the same from the CLI,
+    ``serve`` and a worker.
+
+    It takes the parent run's parameters, not its suite or lab: Prefect sends a subflow's parameters to its
+    API and records them, which a lab of thousands of answers is too big for. It reads the file again and
+    refuses it when it changed since the run started (``inputs`` is its fingerprint). The return value is
+    ``quote``d so that Prefect does not walk every row of the lab looking for futures."""
+    evaluator_ids, parameters, judge_config, options = _run_settings(
+        evaluators, evaluator_parameters, judge, judge_options
+    )
+    source, host_configs, found = _read_inputs(suite, suite_format, lab, lab_format, hosts)
+    if found != inputs:
+        raise ValueError(f"{suite or lab} changed since run {run_id} started; start the run again to use it")
+    return quote(
+        _ask_and_evaluate(source, host_configs, evaluator_ids, parameters, judge_config, options, run_id, shard_size)
+    )
+
+
+def _run_settings(
+    evaluators: list[str] | None,
+    evaluator_parameters: dict[str, dict[str, Any]] | None,
+    judge: dict[str, Any] | None,
+    judge_options: dict[str, Any] | None,
+) -> tuple[list[str], dict[str, dict[str, Any]], dict[str, Any] | None, dict[str, Any]]:
+    """Evaluator ids, their parameters, the judge endpoint (None: no judge) and the judge options of a run."""
+    judge_endpoint = JudgeEndpoint.model_validate(judge) if judge is not None else load_settings().judge
+    return (
+        evaluators or DEFAULT_EVALUATORS,
+        evaluator_parameters or {},
+        judge_endpoint.model_dump(mode="json") if judge_endpoint.configured else None,
+        JudgeRunOptions.model_validate(judge_options or {}).model_dump(mode="json"),
+    )
+
+
+def _read_inputs(
+    suite: str | None, suite_format: str, lab: str | None, lab_format: str, hosts: list[str | dict[str, Any]] | None
+) -> tuple[TestSuite | TestLab, list[ModelHost], str]:
+    """The suite (with its hosts) or the lab a run evaluates, and their fingerprint."""
+    if suite is not None:
+        test_suite = import_file(Path(suite), suite_format)
+        if not isinstance(test_suite, TestSuite):
+            raise ValueError(f"{suite} holds a test lab; pass it as 'lab'")
+        host_configs = [_host_config(host) for host in hosts or ["sample-rag"]]
+        dumps = [host.model_dump(mode="json") for host in host_configs]
+        return test_suite, host_configs, fingerprint(test_suite.model_dump(mode="json"), dumps)
+    test_lab = import_file(Path(str(lab)), lab_format)
+    if not isinstance(test_lab, TestLab):
+        raise ValueError(f"{lab} holds a test suite without answers; pass it as 'suite'")
+    return test_lab, [], fingerprint(test_lab.model_dump(mode="json"))
+
+
+def _ask_and_evaluate(
+    source: TestSuite | TestLab,
+    hosts: list[ModelHost],
+    evaluator_ids: list[str],
+    parameters: dict[str, dict[str, Any]],
+    judge: dict[str, Any] | None,
+    judge_options: dict[str, Any],
+    run_id: str,
+    shard_size: int,
+) -> tuple[TestLab, list[EvaluationResult], dict[str, str]]:
+    """The lab (asked of the hosts when ``source`` is a suite), the results of the evaluators that apply to it,
+    and the skipped ones with their reasons; in shards of ``shard_size`` test cases when it is above 0."""
+    if isinstance(source, TestLab):
+        test_lab = source
+    elif shard_size:
+        test_lab = _build_lab_in_shards(source, hosts, run_id, shard_size)
+    else:
+        test_lab = build_lab(quote(source), hosts, run_id)
+    # quote(): Prefect would otherwise walk every row of a large lab looking for futures (~0.5 s a task).
+    selected, skipped = select(quote(test_lab), evaluator_ids, judge)
+    for evaluator_id, reason in skipped.items():
+        print(f"skipped {evaluator_id}: {reason}")
+    run_args = {evaluator_id: run_parameters(evaluator_ids, evaluator_id, parameters.get(evaluator_id))
+                for evaluator_id in selected}  # fmt: skip
+    if shard_size:
+        return test_lab, _evaluate_in_shards(test_lab, run_args, run_id, judge, judge_options, shard_size), skipped
+    results = [
+        evaluate(quote(test_lab), evaluator_id, values, run_id, judge, judge_options)
+        for evaluator_id, values in run_args.items()
+    ]
+    return test_lab, results, skipped
+
+
 def _build_lab_in_shards(suite: TestSuite, hosts: list[ModelHost], run_id: str, shard_size: int) -> TestLab:
     """Every suite shard asked of every host in its own task (each resumable from its checkpoints), joined in order."""
     futures = [
         build_lab.with_options(task_run_name=f"ask-hosts-{run_id}-shard-{index}").submit(part, hosts, run_id)
         for index, part in enumerate(shard_suite(suite, shard_size))
     ]
-    return join(quote([future.result() for future in futures]))
+    parts = [future.result() for future in futures]
+    _print_where_they_ran("host shard", futures)
+    return join(quote(parts))
 
 
 def _evaluate_in_shards(
@@ -166,7 +276,14 @@ def _evaluate_in_shards(
             results.append(parts[0])
         else:
             results.append(merge(quote(lab), evaluator_id, run_args[evaluator_id], quote(parts), judge, judge_options))
+    _print_where_they_ran("evaluator", [future for _, futures in submitted.values() for future in futures])
     return results
+
+
+def _print_where_they_ran(what: str, futures: list[Any]) -> None:
+    line = where_they_ran(what, futures)
+    if line is not None:
+        print(line)
 
 
 def _slug(text: str) -> str:

@@ -164,9 +164,8 @@ def evaluate(
         judge_endpoint = inputs.judge_file(judge) if judge is not None else None
         gates = validated_gates(gate or [], evaluator_ids)
         judge_options = {"repeats": judge_repeats, "cascade": judge_cascade, "band": judge_band, "budget": judge_budget}
-        scale_out = _scale_out(dask_address, dask_workers, shard_size)
         summary = _run_flow(
-            **({"scale_out": scale_out} if scale_out else {}),
+            **_scale_out(dask_address, dask_workers, shard_size),
             out=str(out),
             suite=str(suite) if suite else None,
             suite_format=suite_format,
@@ -217,43 +216,32 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")
     )
 
 
-def _scale_out(address: str | None, workers: int | None, shard_size: int | None) -> tuple[str, int, int] | None:
-    """(Dask address, local workers, shard size) when Dask is selected by the flags or the settings, else None;
-    checked here, before any flow starts."""
-    from assay.config import load_settings
-    from flows.scale_out import dask_choice
+def _scale_out(address: str | None, workers: int | None, shard_size: int | None) -> dict[str, Any]:
+    """The flow parameters for the Dask flags, checked here before any flow starts with the rule the flow
+    applies (``flows.scale_out.choose_scale_out``): without either flag the settings decide, in the flow."""
+    from flows.scale_out import CLI_NAMES, choose_scale_out
 
-    settings = load_settings()
-    if address is None and workers is None:
-        address, workers = settings.dask_address, settings.dask_workers
-    address, workers = address or "", workers or 0
-    choice = dask_choice(address, workers)
-    if choice is None:
+    scale_out = choose_scale_out(address, workers, shard_size or 0, names=CLI_NAMES)
+    if not scale_out.on_dask:
         if shard_size is not None:
             raise ValueError("--shard-size applies on Dask: give --dask-address or --dask-workers too")
-        return None
-    size = shard_size or settings.shard_size
-    console.print(f"scale-out: {for_terminal(choice)}, shards of {size} test cases", highlight=False)
-    return address, workers, size
+        return {"dask_address": address, "dask_workers": workers}
+    console.print(for_terminal(scale_out.line()), highlight=False, soft_wrap=True)
+    return {"dask_address": address, "dask_workers": workers, "shard_size": scale_out.shard_size}
 
 
-def _run_flow(*, scale_out: tuple[str, int, int] | None = None, **parameters: Any) -> dict[str, Any]:
+def _run_flow(**parameters: Any) -> dict[str, Any]:
     from assay.cli.server import connect
 
     ready = connect()
     from flows.evaluate import evaluate_flow
-    from flows.scale_out import dask_task_runner
     from flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
 
     console_to_current_stderr()
     if not options.debug:
         hide_tracebacks_on_terminal()
     ready()
-    if scale_out is None:
-        return evaluate_flow(**parameters)
-    address, workers, shard_size = scale_out
-    on_dask = evaluate_flow.with_options(task_runner=dask_task_runner(address, workers))
-    return on_dask(**parameters, shard_size=shard_size)
+    return evaluate_flow(**parameters)
 
 
 def print_summary(summary: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
-"""The evaluate flow on Dask: host calls and evaluators in shards on a local cluster of two worker processes give
-the results of the default in-process run, and the shard tasks really run on the Dask workers."""
+"""The evaluate flow on Dask: host calls and evaluators in shards on a running scheduler (``dask_address``, here a
+local cluster of two worker processes) give the results of the default in-process run, and the shard tasks really
+run on the Dask workers. tests/test_dask_deployment.py runs the served deployment on Dask."""
 
 import json
 from collections.abc import Iterator
@@ -39,15 +40,15 @@ def test_sharded_run_on_two_dask_workers_equals_the_default_run(
     plain = evaluate_flow(
         out=str(tmp_path / "plain"), suite=str(small_suite), hosts=HOSTS, evaluators=EVALUATORS, name="plain"
     )
-    runner = dask_task_runner(cluster.scheduler_address, 0)
     with distributed.Client(cluster) as client, distributed.get_task_stream(client) as stream:
-        sharded = evaluate_flow.with_options(task_runner=runner)(
+        sharded = evaluate_flow(
             out=str(tmp_path / "dask"),
             suite=str(small_suite),
             hosts=HOSTS,
             evaluators=EVALUATORS,
             name="dask",
             shard_size=2,
+            dask_address=cluster.scheduler_address,
         )
     assert sharded["run_id"] != plain["run_id"]
     for evaluator_id in EVALUATORS:
