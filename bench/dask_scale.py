@@ -47,16 +47,15 @@ def build_lab(cases: int, folder: Path, file_name: str = "lab.json") -> Path:
 def timed_run(lab: Path, folder: Path, mode: str, workers: int, shard_size: int) -> tuple[float, dict]:
     os.environ["ASSAY_HOME"] = str(folder / mode / "home")
     from flows.evaluate import evaluate_flow
-    from flows.scale_out import dask_task_runner
 
-    flow = evaluate_flow if workers == 0 else evaluate_flow.with_options(task_runner=dask_task_runner("", workers))
     started = time.perf_counter()
-    flow(
+    evaluate_flow(
         out=str(folder / mode / "out"),
         lab=str(lab),
         evaluators=EVALUATORS,
         name=f"bench-{mode}",
         shard_size=shard_size if workers else 0,
+        dask_workers=workers,
     )
     elapsed = time.perf_counter() - started
     results = {
