@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ from prefect.exceptions import PrefectHTTPStatusError
 
 from assay.formats import import_file
 from deployments.definitions import REPOSITORY_ROOT, load_deployments
-from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.prefect_server import log_tail, wait_for_final_state
 from tests.support.processes import stop_group
 
 PREFECT = str(Path(sys.executable).parent / "prefect")
@@ -26,23 +25,7 @@ FLOW_NAMES = {
     "evaluate": "evaluate",
     "revalidation": "revalidation",
 }
-RUN_TIMEOUT_S = 300
 
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    home = tmp_path_factory.mktemp("prefect-home")
-    with running_prefect_server(home) as api_url:
-        yield api_url, server_environment(home, api_url)
-
-
-@pytest.fixture
-def client(server: tuple[str, dict[str, str]]) -> Iterator[Any]:
-    from prefect.client.orchestration import get_client
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    with temporary_settings({PREFECT_API_URL: server[0]}), get_client(sync_client=True) as sync_client:
-        yield sync_client
 
 
 def step_fields(schema: dict[str, Any], parameter: str) -> set[str]:
@@ -139,8 +122,8 @@ def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
         run = client.create_flow_run_from_deployment(
             served["evaluate"].id, parameters={"evaluators": ["text_matching"], "hosts": ["sample-rag-keyword"]}
         )
-        state = _wait_for_final_state(client, run.id, serve, log_path)
-        assert state.is_completed(), f"{state.type}: {state.message}\n{_tail(log_path)}"
+        state = wait_for_final_state(client, run.id, serve, log_path)
+        assert state.is_completed(), f"{state.type}: {state.message}\n{log_tail(log_path)}"
     finally:
         stop_group(serve)
 
@@ -161,7 +144,7 @@ def _wait_for_served(client: Any, serve: subprocess.Popen, log_path: Path, out_r
     served: dict[str, Any] = {}
     while time.monotonic() < deadline:
         if serve.poll() is not None:
-            raise AssertionError(f"serve exited with {serve.returncode}:\n{_tail(log_path)}")
+            raise AssertionError(f"serve exited with {serve.returncode}:\n{log_tail(log_path)}")
         for name in set(SPECS) - set(served):
             try:
                 deployment = client.read_deployment_by_name(f"{FLOW_NAMES[name]}/{name}")
@@ -172,20 +155,6 @@ def _wait_for_served(client: Any, serve: subprocess.Popen, log_path: Path, out_r
         if len(served) == len(SPECS):
             return served
         time.sleep(1)
-    raise AssertionError(f"serve registered only {sorted(served)} within 180 s:\n{_tail(log_path)}")
+    raise AssertionError(f"serve registered only {sorted(served)} within 180 s:\n{log_tail(log_path)}")
 
 
-def _wait_for_final_state(client: Any, run_id: Any, serve: subprocess.Popen, log_path: Path) -> Any:
-    deadline = time.monotonic() + RUN_TIMEOUT_S
-    while time.monotonic() < deadline:
-        state = client.read_flow_run(run_id).state
-        if state is not None and state.is_final():
-            return state
-        if serve.poll() is not None:
-            raise AssertionError(f"serve exited with {serve.returncode} during the run:\n{_tail(log_path)}")
-        time.sleep(1)
-    raise AssertionError(f"the run did not finish within {RUN_TIMEOUT_S} s:\n{_tail(log_path)}")
-
-
-def _tail(path: Path) -> str:
-    return path.read_text(errors="replace")[-4000:]

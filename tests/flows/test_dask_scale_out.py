@@ -1,6 +1,6 @@
 """The evaluate flow on Dask: host calls and evaluators in shards on a running scheduler (``dask_address``, here a
 local cluster of two worker processes) give the results of the default in-process run, and the shard tasks really
-run on the Dask workers. tests/test_dask_deployment.py runs the served deployment on Dask."""
+run on the Dask workers. tests/deployments/test_dask_deployment.py runs the served deployment on Dask."""
 
 import json
 from collections.abc import Iterator

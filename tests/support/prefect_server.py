@@ -10,6 +10,7 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from tests.support.processes import stop_group
 
@@ -45,7 +46,10 @@ def running_prefect_server(home: Path) -> Iterator[str]:
     prefect = Path(sys.executable).parent / "prefect"
     process = subprocess.Popen(
         [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
@@ -64,3 +68,24 @@ def running_prefect_server(home: Path) -> Iterator[str]:
     finally:
         stop_group(process, signal.SIGTERM, timeout_s=20)
         log.close()
+
+
+RUN_TIMEOUT_S = 300
+
+
+def wait_for_final_state(client: Any, run_id: Any, serve: subprocess.Popen, log_path: Path) -> Any:
+    """The final state of a flow run that a ``serve`` process (logging to ``log_path``) runs; fails with the
+    log's tail when ``serve`` exits first or the run is not final within ``RUN_TIMEOUT_S``."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        state = client.read_flow_run(run_id).state
+        if state is not None and state.is_final():
+            return state
+        if serve.poll() is not None:
+            raise AssertionError(f"serve exited with {serve.returncode} during the run:\n{log_tail(log_path)}")
+        time.sleep(1)
+    raise AssertionError(f"the run did not finish within {RUN_TIMEOUT_S} s:\n{log_tail(log_path)}")
+
+
+def log_tail(path: Path) -> str:
+    return path.read_text(errors="replace")[-4000:]

@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,7 @@ from assay.corpora import sample_data_path
 from assay.models import TestSuite
 from deployments.definitions import load_deployments
 from flows.scale_out import choose_scale_out
-from tests.deployments.test_registration import _tail, _wait_for_final_state
-from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.prefect_server import log_tail, wait_for_final_state
 from tests.support.processes import stop_group
 
 pytest.importorskip("distributed")
@@ -27,22 +25,6 @@ pytest.importorskip("prefect_dask")
 
 EVALUATORS = ["text_matching"]
 BAD_ADDRESS = "http://scheduler"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    home = tmp_path_factory.mktemp("prefect-home")
-    with running_prefect_server(home) as api_url:
-        yield api_url, server_environment(home, api_url)
-
-
-@pytest.fixture
-def client(server: tuple[str, dict[str, str]]) -> Iterator[Any]:
-    from prefect.client.orchestration import get_client
-    from prefect.settings import PREFECT_API_URL, temporary_settings
-
-    with temporary_settings({PREFECT_API_URL: server[0]}), get_client(sync_client=True) as sync_client:
-        yield sync_client
 
 
 def small_suite(folder: Path) -> Path:
@@ -80,12 +62,12 @@ def test_served_evaluate_deployment_runs_its_shards_on_dask(
         deployment = _wait_for_deployment(client, serve, log_path)
         runs = {name: client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
                 for name, parameters in starts.items()}  # fmt: skip
-        states = {name: _wait_for_final_state(client, run.id, serve, log_path) for name, run in runs.items()}
+        states = {name: wait_for_final_state(client, run.id, serve, log_path) for name, run in runs.items()}
     finally:
         stop_group(serve)
 
     for name in ("plain", "dask"):
-        assert states[name].is_completed(), f"{name}: {states[name].type}: {states[name].message}\n{_tail(log_path)}"
+        assert states[name].is_completed(), f"{name}: {states[name].type}: {states[name].message}\n{log_tail(log_path)}"
     assert states["bad"].is_failed()
     assert f"dask_address {BAD_ADDRESS!r} is not a scheduler address" in str(states["bad"].message)
 
@@ -223,9 +205,9 @@ def _wait_for_deployment(client: Any, serve: subprocess.Popen, log_path: Path) -
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if serve.poll() is not None:
-            raise AssertionError(f"serve exited with {serve.returncode}:\n{_tail(log_path)}")
+            raise AssertionError(f"serve exited with {serve.returncode}:\n{log_tail(log_path)}")
         try:
             return client.read_deployment_by_name("evaluate/evaluate")
         except ObjectNotFound:
             time.sleep(0.5)
-    raise AssertionError(f"serve did not register evaluate/evaluate within 120 s:\n{_tail(log_path)}")
+    raise AssertionError(f"serve did not register evaluate/evaluate within 120 s:\n{log_tail(log_path)}")
