@@ -8,8 +8,9 @@ a whole process started from the shell the way a user or CI would:
   distinct texts the selected evaluators embed (recorded from the evaluators themselves), nothing else;
 - Assay cold: ``assay evaluate --lab LAB --evaluators ...`` with an empty embedding cache;
 - Assay warm: the same command again (the embedding cache filled by the cold run);
-- library only: the same evaluation through the library (import, select, score, publish) without Prefect,
-  cold and warm, so ``1 - library / Assay`` is Prefect's share of the command;
+- library only: the same evaluation through the library calls the command's tasks make (import, select,
+  score with the score checkpoints, publish) without Prefect, cold and warm, so ``1 - library / Assay`` is
+  Prefect's share of the command;
 - peak RSS of the command's process tree (sampled every 0.1 s), and the 10k/1k time ratio when both ran;
 - Ragas (``--ragas-python /path/to/venv/bin/python``): Ragas's SemanticSimilarity over the same cases with
   the same MiniLM (``bench/peer_ragas.py`` runs in that interpreter; Ragas is never our dependency).
@@ -157,15 +158,20 @@ from pathlib import Path
 from assay.config import load_settings
 from assay.formats import import_file
 from artifacts.publish import publish_evaluation
-from assay.storage.factory import open_artifact_store
-from evaluators import build_evaluator, run_evaluator
+from assay.storage.factory import open_artifact_store, open_object_store, open_signer
+from evaluators import build_evaluator
+from evaluators.score_checkpoints import run_with_checkpoints
 from evaluators.selection import select_evaluators
-from tasks.evaluate import _services
+from evaluators.run_services import run_services
 lab = import_file(Path(sys.argv[1]), "auto")
-services = _services(None, None)  # the services a command's tasks use: engine, caches, sentence store
+services = run_services(None, None)  # the services a command's tasks use: engine, caches, sentence store
 selected, skipped = select_evaluators(lab, sys.argv[2].split(","), services)
-results = [run_evaluator(build_evaluator(evaluator_id, services), lab) for evaluator_id in selected]
-publish_evaluation(lab, results, out_dir=Path(sys.argv[3]), artifact_store=open_artifact_store(load_settings()),
+settings = load_settings()
+store, signer = open_object_store(settings), open_signer(settings)
+# the library calls the command's tasks make, score checkpoints included: the rest of the command is Prefect
+results = [run_with_checkpoints(build_evaluator(evaluator_id, services), lab, store=store, run_id="peer-library",
+                                signer=signer) for evaluator_id in selected]  # fmt: skip
+publish_evaluation(lab, results, out_dir=Path(sys.argv[3]), artifact_store=open_artifact_store(settings),
                    evaluation_name="peer-library", run_id="peer-library", skipped=skipped)
 """
 

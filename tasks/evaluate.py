@@ -2,7 +2,6 @@
 and are cached on (source, inputs) so a rerun of the same run id resumes: finished steps come from the
 cache, the lab build from its checkpoints. The cheap ones persist nothing."""
 
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -10,16 +9,12 @@ from prefect import task
 
 from artifacts.publish import publish_evaluation
 from assay.config import load_settings
-from assay.embeddings import shared_engine
-from assay.embeddings.keyed_store import SCORE_STORE_FILE, KeyedJsonStore
-from assay.embeddings.sentences import use_sentence_store
 from assay.labs import build_test_lab
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
-from assay.models.judges import JudgeEndpoint, JudgeRunOptions
 from assay.storage.factory import open_artifact_store, open_object_store, open_signer
-from evaluators import Services
 from evaluators.registry import build_evaluator
+from evaluators.run_services import configured_embedder, run_services
 from evaluators.score_checkpoints import run_with_checkpoints
 from evaluators.selection import select_evaluators
 from evaluators.shards import join_labs, merge_results
@@ -27,45 +22,12 @@ from tasks.result_safety import resumable
 from tasks.timing import library_time
 
 
-def _embedder():  # type: ignore[no-untyped-def]
-    settings = load_settings()
-    return shared_engine(settings.embedding_model, settings.cache_path.resolve())
-
-
-def _score_store() -> KeyedJsonStore:
-    return _open_score_store(load_settings().cache_path.resolve() / SCORE_STORE_FILE)
-
-
-@lru_cache(maxsize=4)
-def _open_score_store(path: Path) -> KeyedJsonStore:
-    """One connection per file per process, shared by every task run (an MRM run evaluates in three steps)."""
-    return KeyedJsonStore(path, table="scores")
-
-
-def _services(judge: dict[str, Any] | None, judge_options: dict[str, Any] | None) -> Services:
-    """The run's shared services: the embedding engine and, when ``judge`` configures one, the LLM judge
-    (its cache under the Assay cache folder). Sentence splits and pair scores are kept in the same cache folder."""
-    use_sentence_store(load_settings().cache_path.resolve())
-
-    def judge_client():  # type: ignore[no-untyped-def]
-        from assay.judges.client import open_judge
-
-        return open_judge(JudgeEndpoint.model_validate(judge or {}), load_settings().cache_path.resolve() / "judge")
-
-    return Services(
-        embedder_factory=_embedder,
-        judge_factory=judge_client,
-        score_store_factory=_score_store,
-        judge_options=JudgeRunOptions.model_validate(judge_options or {}),
-    )
-
-
 @resumable("build-test-lab", run_name="ask-hosts-{run_id}")
 def build_lab(suite: TestSuite, hosts: list[ModelHost], run_id: str) -> TestLab:
     settings = load_settings()
     store, signer = open_object_store(settings), open_signer(settings)
     with library_time():
-        return build_test_lab(suite, hosts, run_id=run_id, store=store, signer=signer, embedder=_embedder)
+        return build_test_lab(suite, hosts, run_id=run_id, store=store, signer=signer, embedder=configured_embedder)
 
 
 @resumable("run-evaluator", run_name="evaluate-{evaluator_id}")
@@ -77,7 +39,7 @@ def evaluate(
     judge: dict[str, Any] | None = None,
     judge_options: dict[str, Any] | None = None,
 ) -> EvaluationResult:
-    evaluator = build_evaluator(evaluator_id, _services(judge, judge_options), **parameters)
+    evaluator = build_evaluator(evaluator_id, run_services(judge, judge_options), **parameters)
     settings = load_settings()
     with library_time():
         return run_with_checkpoints(
@@ -101,7 +63,7 @@ def merge(
     judge_options: dict[str, Any] | None = None,
 ) -> EvaluationResult:
     """One evaluator's result over the whole lab from its shards' results (aggregates recomputed)."""
-    evaluator = build_evaluator(evaluator_id, _services(judge, judge_options), **parameters)
+    evaluator = build_evaluator(evaluator_id, run_services(judge, judge_options), **parameters)
     with library_time():
         return merge_results(evaluator, lab, parts)
 
@@ -109,7 +71,7 @@ def merge(
 @task(name="select-evaluators", persist_result=False)
 def select(lab: TestLab, requested: list[str], judge: dict[str, Any] | None = None) -> tuple[list[str], dict[str, str]]:
     with library_time():
-        return select_evaluators(lab, requested, _services(judge, None))
+        return select_evaluators(lab, requested, run_services(judge, None))
 
 
 @task(name="publish-results", persist_result=False)

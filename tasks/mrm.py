@@ -29,8 +29,8 @@ from assay.models.mrm import (
 from assay.models.thresholds import ThresholdBook
 from assay.models.workflow import TestGenerationParameters, TestValidationParameters, TopicModelingParameters
 from assay.storage.factory import open_artifact_store
+from evaluators.run_services import configured_embedder
 from tasks.control_room import step_progress
-from tasks.evaluate import _embedder
 from tasks.result_safety import resumable
 from tasks.timing import library_time
 
@@ -61,7 +61,7 @@ def topics(chunks: list[Chunk], parameters: TopicModelingParameters, seed: int) 
     overrides = parameters.overrides()
     grid = [{**config, **overrides} for config in default_grid(len(chunks))] if overrides else None
     with library_time(), step_progress("topic-modeling") as progress:
-        return model_topics(chunks, _embedder(), grid=grid, seed=seed, progress=progress)
+        return model_topics(chunks, configured_embedder(), grid=grid, seed=seed, progress=progress)
 
 
 @resumable("test-generation")
@@ -97,7 +97,7 @@ def validate(suite: TestSuite, chunks: list[Chunk], parameters: TestValidationPa
         return validate_suite(
             suite,
             {chunk.ref: chunk for chunk in chunks},
-            _embedder(),
+            configured_embedder(),
             nli_model=parameters.nli_model,
             outlier_z=parameters.outlier_z,
         )
@@ -143,7 +143,7 @@ def clusters(lab: TestLab, results: list[EvaluationResult], thresholds: Threshol
     from assay.mrm.clustering import cluster_failures
 
     with library_time():
-        return cluster_failures(lab, results, _embedder(), thresholds=thresholds.in_force(), seed=seed)
+        return cluster_failures(lab, results, configured_embedder(), thresholds=thresholds.in_force(), seed=seed)
 
 
 @resumable("weakness-detection")

@@ -1,10 +1,12 @@
 """The ``assay`` executable: hand the command to a warm worker when one serves this environment, else run it
-here (and leave a worker behind for the next command). See ``assay.cli.warm``."""
+here (and leave a worker behind for the next command). See ``assay.cli.warm``. A command run here ends without
+the interpreter's teardown (``assay.cli.exit``)."""
 
 import os
 import sys
 
 from assay.cli import warm
+from assay.cli.exit import exit_now, exit_status
 
 
 def main() -> None:
@@ -18,6 +20,10 @@ def main() -> None:
 
     try:
         app(prog_name="assay")
+        status = 0
+    except SystemExit as done:  # how typer ends every command, failed or not
+        status = exit_status(done.code)
     finally:
         if use_worker and sys.argv[1:2] != ["server"]:  # 'server stop' must not leave a worker behind
             warm.start_worker(environ)
+    exit_now(status)

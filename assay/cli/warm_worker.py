@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assay.cli.exit import exit_status
 from assay.cli.warm import LENGTH, code_fingerprint, read_exactly, runtime_folder, worker_key
 
 PREFETCH = (
@@ -35,15 +36,6 @@ scoring libraries whose import costs more than their scoring (ROUGE at 1,000 cas
 IDLE_MINUTES = 20.0
 """A worker ends after this long without a command (or the server's idle time, if shorter)."""
 _CHECK_EVERY_S = 5.0
-
-
-def _code(exit_value: object) -> int:
-    if exit_value is None:
-        return 0
-    if isinstance(exit_value, int):
-        return exit_value
-    sys.stderr.write(f"{exit_value}\n")
-    return 1
 
 
 def _run_child(connection: socket.socket, request: dict[str, Any], fds: list[int], defaults: dict[str, str]) -> None:
@@ -79,7 +71,7 @@ def _run_child(connection: socket.socket, request: dict[str, Any], fds: list[int
 
         app(prog_name="assay")
     except SystemExit as done:
-        outcome["exit"] = _code(done.code)
+        outcome["exit"] = exit_status(done.code)
     except KeyboardInterrupt:
         outcome["exit"] = 130
     raise SystemExit(outcome["exit"])

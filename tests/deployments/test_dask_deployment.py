@@ -1,8 +1,10 @@
 """The evaluate deployment on Dask as a Prefect UI user runs it: served by ``python -m deployments.serve`` on a
-real Prefect server and started through the API with ``dask_workers=2`` and ``shard_size``. Its scores equal
-the unsharded run's, its shard tasks ran on the two workers of the local cluster the run started (inside the
-``evaluate-shards`` subflow), its log says what chose Dask, and a bad Dask parameter fails the run with the
-check's message. Also the choice itself: parameter, then setting, then the default."""
+real Prefect server; a person opens the deployment's Custom run form in chromium, types the suite, host and
+evaluator, sets ``dask_workers`` to 2 and ``shard_size`` to 2, and submits it (a plain run and one with a bad
+scheduler address are started through the API beside it). The Dask run's scores equal the unsharded run's,
+its shard tasks ran on the two workers of the local cluster the run started (inside the ``evaluate-shards``
+subflow), its log says what chose Dask, and a bad Dask parameter fails the run with the check's message.
+Also the choice itself: parameter, then setting, then the default."""
 
 import json
 import subprocess
@@ -17,6 +19,7 @@ from assay.corpora import sample_data_path
 from assay.models import TestSuite
 from deployments.definitions import load_deployments
 from flows.scale_out import choose_scale_out
+from tests.support.browser import chromium_page, run_form_field, skip_without_chromium
 from tests.support.prefect_server import log_tail, wait_for_final_state
 from tests.support.processes import stop_group
 
@@ -41,12 +44,12 @@ def small_suite(folder: Path) -> Path:
 def test_served_evaluate_deployment_runs_its_shards_on_dask(
     server: tuple[str, dict[str, str]], client: Any, tmp_path: Path
 ) -> None:
+    skip_without_chromium()
     out_root = tmp_path / "exports"
     log_path = tmp_path / "serve.log"
     common = {"suite": str(small_suite(tmp_path)), "hosts": ["sample-rag-keyword"], "evaluators": EVALUATORS}
-    starts = {
+    through_the_api = {
         "plain": {**common, "run_id": "plain", "dask_workers": 0},
-        "dask": {**common, "run_id": "dask", "dask_workers": 2, "shard_size": 2},
         "bad": {**common, "run_id": "bad", "dask_address": BAD_ADDRESS},
     }
     with open(log_path, "wb") as log:
@@ -61,7 +64,10 @@ def test_served_evaluate_deployment_runs_its_shards_on_dask(
     try:
         deployment = _wait_for_deployment(client, serve, log_path)
         runs = {name: client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
-                for name, parameters in starts.items()}  # fmt: skip
+                for name, parameters in through_the_api.items()}  # fmt: skip
+        runs["dask"] = client.read_flow_run(_submit_in_the_run_form(server[0], deployment.id, common, client))
+        typed = {**common, "run_id": "dask", "dask_workers": 2, "shard_size": 2}
+        assert {key: runs["dask"].parameters.get(key) for key in typed} == typed, runs["dask"].parameters
         states = {name: wait_for_final_state(client, run.id, serve, log_path) for name, run in runs.items()}
     finally:
         stop_group(serve)
@@ -163,6 +169,56 @@ def test_the_evaluate_deployment_shows_the_dask_parameters_on_its_run_form() -> 
         "shard_size": 0,
     }
     assert {"dask_address", "dask_workers", "shard_size"} <= set(parameter_schema(spec.load_flow()).properties)
+
+
+def _submit_in_the_run_form(api_url: str, deployment_id: Any, common: dict[str, Any], client: Any) -> Any:
+    """Deployment -> Run -> Custom run: suite, run id, host and evaluators (in place of the deployment's default
+    lists), 2 Dask workers, shards of 2; Submit.
+    The id of the flow run the form created (found by the run name the form showed)."""
+    ui = api_url.removesuffix("/api")
+    with chromium_page("test_served_evaluate_deployment_runs_its_shards_on_dask") as browser:
+        page = browser.page
+        page.goto(f"{ui}/v2/deployments/deployment/{deployment_id}")
+        page.get_by_role("button", name="Run", exact=True).click()
+        page.get_by_role("menuitem", name="Custom run").click()
+        for label, value in (("suite (Optional)", common["suite"]), ("run_id (Optional)", "dask")):
+            field = run_form_field(page, label)
+            field.get_by_role("tab", name="str").click()
+            field.get_by_role("textbox").fill(value)
+        for label, values in (("hosts (Optional)", common["hosts"]), ("evaluators (Optional)", common["evaluators"])):
+            field = run_form_field(page, label)
+            field.get_by_role("tab", name="list").click()
+            while field.get_by_role("textbox").count():  # the deployment's defaults, item by item
+                field.get_by_role("button", name="Open menu").last.click()
+                page.get_by_role("menuitem", name="Delete").click()
+            for value in values:
+                field.get_by_role("button", name="Add item").click()
+                item = field.get_by_role("tab", name="str")
+                if item.count():  # a list item that may be a text or an object (hosts) asks which first
+                    item.last.click()
+                field.get_by_role("textbox").last.fill(value)
+        workers = run_form_field(page, "dask_workers (Optional)")
+        workers.get_by_role("tab", name="int").click()
+        workers.get_by_role("spinbutton").fill("2")
+        run_form_field(page, "shard_size (Optional)").get_by_role("spinbutton").fill("2")
+        run_name = page.get_by_role("textbox", name="Run Name").input_value()
+        browser.shot("0-run-form-with-dask-workers")
+        page.get_by_role("button", name="Submit").click()
+        run_id = _created_run(client, run_name)
+        browser.shot("1-after-submit")
+    return run_id
+
+
+def _created_run(client: Any, run_name: str) -> Any:
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[run_name])))
+        if runs:
+            return runs[0].id
+        time.sleep(0.5)
+    raise AssertionError(f"submitting the Run form created no flow run named {run_name!r}")
 
 
 def _scores(out: Path, evaluator_id: str) -> list[dict[str, Any]]:
