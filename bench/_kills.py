@@ -1,8 +1,10 @@
 """Kill `assay evaluate` with SIGKILL mid-run, rerun the same command, and compare every score with an
 uninterrupted run of the same inputs.
 
-Kills alternate between two moments: after a chosen number of answer-checkpoint shards were written (inside
-the lab build), and at a random point of a warm run's duration (often inside the evaluators or publishing).
+Kills rotate between three moments: after a chosen number of answer-checkpoint shards were written (inside
+the lab build), once an evaluator has written its first score checkpoint (inside an evaluator: the lab has more
+test cases than a score shard holds), and at a random point of a warm run's duration (often inside the
+evaluators or publishing).
 Only runs that were still going when the signal came count as kills. Operational metrics that measure the
 wall clock (latency) are left out of the comparison: they differ between any two runs by nature.
 """
@@ -70,6 +72,10 @@ def _shards(work: Path) -> set[Path]:
     return set((work / "home" / "store" / "runs").glob("*/lab/*/shard-*.json"))
 
 
+def _score_checkpoints(work: Path) -> set[Path]:
+    return set((work / "home" / "store" / "runs").glob("*/scores/*/*.json"))
+
+
 def _kill_when(process: subprocess.Popen, ready: Callable[[], bool], deadline_s: float) -> bool:  # type: ignore[type-arg]
     """SIGKILL the process group once ``ready()`` holds (or at the deadline); whether it was still running."""
     started = time.perf_counter()
@@ -82,7 +88,8 @@ def _kill_when(process: subprocess.Popen, ready: Callable[[], bool], deadline_s:
     return True
 
 
-def kill_and_resume(work: Path, kills: int, cases: int = 300) -> tuple[int, int, str]:
+def kill_and_resume(work: Path, kills: int, cases: int = 1100) -> tuple[int, int, str]:
+    """``cases`` above ``SCORE_SHARD_SIZE`` (500), so evaluators write score checkpoints a kill can land between."""
     suite, env, rng = _suite(work, cases), _environment(work), random.Random(11)
     clean_s = _timed_run(suite, work / "clean", env, work)
     warm_s = _timed_run(suite, work / "warm", env, work)
@@ -96,12 +103,15 @@ def kill_and_resume(work: Path, kills: int, cases: int = 300) -> tuple[int, int,
         before = _shards(work)
         process = subprocess.Popen(_command(suite, out), env=env, cwd=work, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)
-        if attempt % 2 == 0:
+        if attempt % 3 == 0:
             after = rng.randint(1, shards_per_run - 1)
             moment = f"after shard {after} of {shards_per_run}"
             was_running = _kill_when(
                 process, lambda after=after, before=before: len(_shards(work) - before) >= after, 3 * clean_s
             )
+        elif attempt % 3 == 1:
+            moment = "after an evaluator's first score checkpoint"
+            was_running = _kill_when(process, lambda: bool(_score_checkpoints(work)), 3 * clean_s)
         else:
             delay = rng.uniform(0.2, 0.95) * warm_s
             moment = f"at {delay:.0f}s of a {warm_s:.0f}s run"
@@ -110,6 +120,8 @@ def kill_and_resume(work: Path, kills: int, cases: int = 300) -> tuple[int, int,
         rerun = subprocess.run(_command(suite, out), env=env, cwd=work, capture_output=True, text=True)
         differing = _differing(reference, _scores(out))
         divergent += differing
+        error = rerun.stderr.strip().splitlines()[-1][:300] if rerun.returncode and rerun.stderr.strip() else ""
+        failure = f" ({error})" if error else ""
         details.append(f"kill {moment} ({'killed mid-run' if was_running else 'had already finished'}), "
-                       f"rerun exit {rerun.returncode}, {differing} of {len(reference)} values differ")
+                       f"rerun exit {rerun.returncode}{failure}, {differing} of {len(reference)} values differ")
     return killed, divergent, "; ".join(details)

@@ -35,7 +35,7 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=300, help="fuzz inputs per entry point and variant")
     parser.add_argument("--cases", type=int, default=200, help="cases for fault injection")
     parser.add_argument("--kills", type=int, default=3, help="SIGKILLed `assay evaluate` runs")
-    parser.add_argument("--skip-kills", action="store_true", help="skip the kill section (about a minute a kill)")
+    parser.add_argument("--skip-kills", action="store_true", help="skip the kill section (~90 s, then ~25 s a kill)")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     rows: list[tuple[str, int, str]] = []

@@ -168,6 +168,16 @@ def test_later_commands_run_in_the_warm_worker_as_they_would_alone(tmp_path: Pat
         serving.communicate(timeout=60)
         assert serving.returncode in (0, 130)
         assert not _answers(port), "the command kept running after Ctrl-C"
+
+        killed = subprocess.Popen(  # a SIGKILL cannot be passed on: the command must end with its caller
+            [ASSAY, "serve-sample", "--port", str(port)], env=environment, cwd=tmp_path,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        _wait_for(lambda: _answers(port), "the second sample server did not answer", 180)
+        assert _worker_log(workers).count("'assay serve-sample' in process") == 2
+        killed.kill()
+        killed.communicate(timeout=60)
+        _wait_for(lambda: not _answers(port), "the command outlived its SIGKILLed caller", 30)
     finally:
         stop_server(Path(environment["PREFECT_HOME"]))
     try:

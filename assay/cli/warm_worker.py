@@ -55,17 +55,20 @@ def _run_child(connection: socket.socket, request: dict[str, Any], fds: list[int
     os.environ.update(environment)
     sys.argv = list(request["argv"])
     outcome = {"exit": 1}
+    reported = threading.Event()
 
     def report() -> None:  # registered before the command runs: runs after what the command registers
         # (Prefect's log and event flushes), so the exit status is sent once the output is complete
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(OSError, ValueError):
                 stream.flush()
+        reported.set()
         with contextlib.suppress(OSError):
             connection.sendall((json.dumps(outcome) + "\n").encode())
 
     atexit.register(report)
     connection.sendall((json.dumps({"pid": os.getpid()}) + "\n").encode())
+    threading.Thread(target=_end_with_the_caller, args=(connection, reported), daemon=True).start()
     try:
         from assay.cli.main import app
 
@@ -75,6 +78,19 @@ def _run_child(connection: socket.socket, request: dict[str, Any], fds: list[int
     except KeyboardInterrupt:
         outcome["exit"] = 130
     raise SystemExit(outcome["exit"])
+
+
+def _end_with_the_caller(connection: socket.socket, reported: threading.Event) -> None:
+    """Kill this copy when its caller is gone before the exit status was sent. The caller passes on the signals
+    it can catch, but a SIGKILL (a CI timeout, ``kill -9``, the OOM killer) ends it silently, and the command
+    would go on running unseen, racing a rerun over the same run's files. The caller sends nothing after its
+    request, so the socket reading end-of-file is that moment; the copy then ends as the ``assay`` process
+    itself would have."""
+    with contextlib.suppress(OSError):
+        while connection.recv(64):
+            pass
+    if not reported.is_set():
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _receive(connection: socket.socket) -> tuple[dict[str, Any], list[int]] | None:
