@@ -100,7 +100,7 @@ def kill_and_resume(work: Path, kills: int, cases: int = 1100) -> tuple[int, int
     killed = 0
     for attempt in range(kills):
         out = work / f"killed-{attempt}"
-        before = _shards(work)
+        before, scores_before = _shards(work), _score_checkpoints(work)
         process = subprocess.Popen(_command(suite, out), env=env, cwd=work, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, start_new_session=True)
         if attempt % 3 == 0:
@@ -111,7 +111,9 @@ def kill_and_resume(work: Path, kills: int, cases: int = 1100) -> tuple[int, int
             )
         elif attempt % 3 == 1:
             moment = "after an evaluator's first score checkpoint"
-            was_running = _kill_when(process, lambda: bool(_score_checkpoints(work)), 3 * clean_s)
+            was_running = _kill_when(
+                process, lambda known=scores_before: bool(_score_checkpoints(work) - known), 3 * clean_s
+            )
         else:
             delay = rng.uniform(0.2, 0.95) * warm_s
             moment = f"at {delay:.0f}s of a {warm_s:.0f}s run"

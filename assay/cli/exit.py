@@ -1,8 +1,8 @@
 """Leave a finished command's process without tearing the interpreter down.
 
-A command that loaded torch and the encoder spends 0.5-1.5 s after its last piece of work in interpreter
+A command that loaded torch and the encoder spends 1.2-1.9 s after its last piece of work in interpreter
 finalization: freeing modules, tensors and extension objects one by one, memory the OS takes back at once
-anyway (measured: a 1-case ``assay evaluate`` 3.1-3.6 s -> 2.6-2.8 s). So once everything an ordinary exit
+anyway (measured: a 1-case ``assay evaluate`` 3.1-3.6 s -> 2.6-3.0 s). So once everything an ordinary exit
 does for other code has run, in the same order (non-daemon threads joined and the threading exit hooks, where
 Prefect drains its log and event queues; then the ``atexit`` handlers: logging's flush, the stores' flushes,
 the warm worker's report; then standard output and error flushed), ``os._exit`` ends the process with the

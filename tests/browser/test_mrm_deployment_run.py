@@ -35,7 +35,7 @@ from tests.support.browser import (
     run_form_field,
     skip_without_chromium,
 )
-from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.prefect_server import run_created_by_form, running_prefect_server, server_environment
 from tests.support.processes import small_corpus, stop_group
 
 pytestmark = pytest.mark.timeout(600)
@@ -210,7 +210,7 @@ def _submit_small_run(browser: Browser, served: Served) -> str:
     run_name = page.get_by_role("textbox", name="Run Name").input_value()
     browser.shot("0-run-form")
     page.get_by_role("button", name="Submit").click()
-    created = _created_run_id(served, run_name)
+    created = run_created_by_form(served.api_url, run_name, served.log)
     # The UI goes back to the deployment's Runs tab, where the new run is listed under its name. On a loaded
     # machine the list can lag behind the API by more than Playwright's 30 s, so the person reloads the tab.
     for attempt in range(1, 4):
@@ -226,17 +226,6 @@ def _submit_small_run(browser: Browser, served: Served) -> str:
     opened = re.search(r"/runs/flow-run/([0-9a-f-]{36})", page.url).group(1)
     assert opened == created, f"the link {run_name!r} opened {opened}, the form created {created}"
     return opened
-
-
-def _created_run_id(served: Served, run_name: str) -> str:
-    """The id of the flow run the Run form created under ``run_name``, as the API lists it."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        runs = _api(served.api_url, "/flow_runs/filter", {"flow_runs": {"name": {"any_": [run_name]}}})
-        if runs:
-            return runs[0]["id"]
-        time.sleep(1)
-    raise AssertionError(f"submitting the Run form created no flow run named {run_name!r}:\n{served.tail()}")
 
 
 def _field_titles(dialog: Any, pattern: str) -> list[str]:

@@ -12,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 
@@ -20,7 +21,7 @@ from assay.models import TestSuite
 from deployments.definitions import load_deployments
 from flows.scale_out import choose_scale_out
 from tests.support.browser import chromium_page, run_form_field, skip_without_chromium
-from tests.support.prefect_server import log_tail, wait_for_final_state
+from tests.support.prefect_server import log_tail, run_created_by_form, wait_for_final_state
 from tests.support.processes import stop_group
 
 pytest.importorskip("distributed")
@@ -65,7 +66,7 @@ def test_served_evaluate_deployment_runs_its_shards_on_dask(
         deployment = _wait_for_deployment(client, serve, log_path)
         runs = {name: client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
                 for name, parameters in through_the_api.items()}  # fmt: skip
-        runs["dask"] = client.read_flow_run(_submit_in_the_run_form(server[0], deployment.id, common, client))
+        runs["dask"] = client.read_flow_run(UUID(_submit_in_the_run_form(server[0], deployment.id, common)))
         typed = {**common, "run_id": "dask", "dask_workers": 2, "shard_size": 2}
         assert {key: runs["dask"].parameters.get(key) for key in typed} == typed, runs["dask"].parameters
         states = {name: wait_for_final_state(client, run.id, serve, log_path) for name, run in runs.items()}
@@ -171,7 +172,7 @@ def test_the_evaluate_deployment_shows_the_dask_parameters_on_its_run_form() -> 
     assert {"dask_address", "dask_workers", "shard_size"} <= set(parameter_schema(spec.load_flow()).properties)
 
 
-def _submit_in_the_run_form(api_url: str, deployment_id: Any, common: dict[str, Any], client: Any) -> Any:
+def _submit_in_the_run_form(api_url: str, deployment_id: Any, common: dict[str, Any]) -> str:
     """Deployment -> Run -> Custom run: suite, run id, host and evaluators (in place of the deployment's default
     lists), 2 Dask workers, shards of 2; Submit.
     The id of the flow run the form created (found by the run name the form showed)."""
@@ -204,21 +205,9 @@ def _submit_in_the_run_form(api_url: str, deployment_id: Any, common: dict[str, 
         run_name = page.get_by_role("textbox", name="Run Name").input_value()
         browser.shot("0-run-form-with-dask-workers")
         page.get_by_role("button", name="Submit").click()
-        run_id = _created_run(client, run_name)
+        run_id = run_created_by_form(api_url, run_name)
         browser.shot("1-after-submit")
     return run_id
-
-
-def _created_run(client: Any, run_name: str) -> Any:
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[run_name])))
-        if runs:
-            return runs[0].id
-        time.sleep(0.5)
-    raise AssertionError(f"submitting the Run form created no flow run named {run_name!r}")
 
 
 def _scores(out: Path, evaluator_id: str) -> list[dict[str, Any]]:

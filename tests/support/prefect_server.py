@@ -1,5 +1,6 @@
 """A real Prefect server for tests: ``prefect server start`` on a free 127.0.0.1 port, stopped afterwards."""
 
+import json
 import os
 import signal
 import socket
@@ -89,3 +90,20 @@ def wait_for_final_state(client: Any, run_id: Any, serve: subprocess.Popen, log_
 
 def log_tail(path: Path) -> str:
     return path.read_text(errors="replace")[-4000:]
+
+
+def run_created_by_form(api_url: str, run_name: str, log_path: Path | None = None) -> str:
+    """The id of the flow run a UI Run form created under ``run_name``, once the API lists it (at most 60 s)."""
+    deadline = time.monotonic() + 60
+    body = json.dumps({"flow_runs": {"name": {"any_": [run_name]}}}).encode()
+    while time.monotonic() < deadline:
+        request = urllib.request.Request(
+            f"{api_url}/flow_runs/filter", data=body, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            runs = json.load(response)
+        if runs:
+            return str(runs[0]["id"])
+        time.sleep(1)
+    tail = f":\n{log_tail(log_path)}" if log_path else ""
+    raise AssertionError(f"submitting the Run form created no flow run named {run_name!r}{tail}")
