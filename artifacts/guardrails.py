@@ -5,20 +5,45 @@ The manual's example has exactly two keys, ``calibrated_thresholds`` (evaluator 
 ``evaluator_ids``; a client reading that shape keeps working. Despite the manual's key name, a threshold is
 only calibrated where a person labelled answers for it: ``threshold_details`` states each one's source
 (default, user, calibrated), who set it and which side is bad (toxicity: high is bad), and
-``thresholds_reviewed_by`` says "no reviewer" for an unattended run. Pure builder, no I/O."""
+``thresholds_reviewed_by`` says "no reviewer" for an unattended run. Each detail's ``validity`` records the
+measurement behind the threshold (``assay.validity.figures.threshold_validity``): the run's reviewer labels
+(MRM step 5) where a person labelled that metric, else the evaluator's published benchmark figures, else
+"not measured". Pure builder: the published figures come through ``published``, by default the package's."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from assay.models.mrm import Calibration
 from assay.models.thresholds import ThresholdBook, ThresholdEntry
+from assay.validity.figures import threshold_validity
+from assay.validity.published import PublishedFigure, published_validity
+
+Published = Callable[[str, str], list[PublishedFigure]]
 
 
-def build_guardrail_config(book: ThresholdBook, *, evaluator_ids: Sequence[str] | None = None) -> dict[str, Any]:
+def build_guardrail_config(
+    book: ThresholdBook,
+    *,
+    evaluator_ids: Sequence[str] | None = None,
+    calibration: Calibration | None = None,
+    run_id: str = "",
+    published: Published = published_validity,
+) -> dict[str, Any]:
     """Every metric with a threshold in the book, keys sorted. ``evaluator_ids`` keeps only those evaluators;
-    naming one without any threshold is an error, since it could guard nothing."""
+    naming one without any threshold is an error, since it could guard nothing. ``calibration``: the run's
+    step 5, whose reviewer figures (a person's labels only) are recorded for the metrics they labelled."""
+    reviewed = {}
+    if calibration is not None and calibration.decided_by == "person":
+        reviewed = {(item.evaluator_id, item.metric): item.validity for item in calibration.metrics}
     known: dict[str, dict[str, dict[str, Any]]] = {}
     for entry in book.entries:
-        known.setdefault(entry.evaluator_id, {})[entry.metric] = _detail(entry)
+        validity = threshold_validity(
+            reviewed.get((entry.evaluator_id, entry.metric)),
+            entry.source == "calibrated",
+            published(entry.evaluator_id, entry.metric),
+            run_id,
+        )
+        known.setdefault(entry.evaluator_id, {})[entry.metric] = {**_detail(entry), "validity": validity}
     guarded = {
         evaluator_id: {metric: detail for metric, detail in metrics.items() if detail["threshold"] is not None}
         for evaluator_id, metrics in known.items()

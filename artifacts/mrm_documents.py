@@ -69,7 +69,7 @@ def mrm_documents(
         "artifacts/corpus_patch.json": patch.model_dump(mode="json"),
         "artifacts/system_prompt_extension.md": extension.text(),
         "artifacts/system_prompt_extension.json": extension.model_dump(mode="json"),
-        "artifacts/guardrails.json": build_guardrail_config(thresholds),
+        "artifacts/guardrails.json": build_guardrail_config(thresholds, calibration=calibration, run_id=summary.run_id),
         "report.json": report,
         "workflow_summary.json": {**summary.model_dump(mode="json"), "timing": timing},
     }

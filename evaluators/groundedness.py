@@ -1,10 +1,16 @@
 """Groundedness: is every sentence of the answer stated by the retrieved context (seed 002)?
 
-The seed's method embeds each answer sentence, takes its best cosine with any context sentence, and keeps
-the least-supported sentence: ``min_a max_c cos(a, c)``. On its own it cannot see the hallucination that
-matters most in a RAG answer: a fluent paraphrase of the context with one figure changed scores as high as
-the truth, while a terse correct answer ("3.25% AER.") scores low for sharing little wording with any
-sentence. The default ``hybrid`` method keeps the seed's shape (per-sentence support, least-supported
+Three ways to score, chosen by ``backend`` and ``method``:
+
+- an NLI cross-encoder, when one is configured (``backend="auto"`` finds it at ``$ASSAY_NLI_MODEL`` or
+  ``<models dir>/nli``; evaluators/_nli.py): each answer sentence's best entailment over the passages, the least
+  entailed sentence gives the score. No such weights ship with Assay; nothing is downloaded.
+- ``method="learned"`` (the default offline method): a logistic model over word overlap, in-order overlap and
+  the rule-based hybrid support, fitted on human-labelled public sets (evaluators/_groundedness_model.py and the
+  data card assay/data/groundedness/DATA_CARD.md, which quotes its figures beside the one-line baselines).
+- the rule-based methods below, kept for comparison and as the learned model's strongest signal.
+
+The ``hybrid`` method keeps the seed's shape (per-sentence support, least-supported
 sentence wins) and makes each sentence's support
 
     mean(semantic, lexical, local) x figure gate x name, attachment, derivation and polarity penalties
@@ -26,8 +32,7 @@ Sentences that assert nothing checkable ("Yes.", "Not all of them.") are left ou
 and names the question states count as the user's framing. The mean (over the earlier max of semantic and
 lexical), the cues, their weights and the threshold were chosen on the dev split of the independent set
 bench/data/groundedness_independent.jsonl only (threshold: the one maximising the worst kind's pass rate on
-dev); bench/validity.py reports every method on dev and held-out, and the old generated set apart. ``method``
-selects the seed's method or the intermediate variants for comparison.
+dev). Every result names the backend that scored it in ``details["backend"]``.
 """
 
 from collections.abc import Sequence
@@ -39,13 +44,17 @@ import numpy as np
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._attachment import Clause, claim_units, clauses, local_coverage, misattributed
+from evaluators._groundedness_model import groundedness_score, lexical_signals, packaged_model
 from evaluators._grounding import Evidence, clean, content_words, figures
+from evaluators._nli import NliBackend, NliUnavailable, answer_entailment, configured_nli_model, nli_unavailable_reason
 from evaluators._polarity import polarity_flipped
 from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
 
-METHODS = ("hybrid", "semantic", "semantic_gated", "lexical")
+METHODS = ("learned", "hybrid", "semantic", "semantic_gated", "lexical")
+BACKENDS = ("auto", "nli", "offline")
+RULE_BASED_THRESHOLD = 0.55  # the rule-based methods' support threshold, chosen on the independent set's dev split
 NAME_PENALTY = 0.5
 MISATTRIBUTED_PENALTY = 0.5
 WORD_FLOOR, WORD_FULL = 0.5, 0.8
@@ -108,7 +117,7 @@ class Groundedness(Evaluator):
                     "threshold the answer states facts the context does not (hallucination)."
                 ),
                 higher_is_better=True,
-                threshold=0.55,
+                threshold=0.5,
                 is_primary=True,
             ),
             MetricMeta(
@@ -147,15 +156,31 @@ class Groundedness(Evaluator):
     }
 
     method: str = field(
-        default="hybrid",
+        default="learned",
         metadata={
             "description": (
+                "learned: the packaged logistic model over word overlap, in-order overlap and the hybrid support, "
+                "fitted on human-labelled public sets (assay/data/groundedness/DATA_CARD.md; default); "
                 "hybrid: mean of semantic, lexical and single-passage support, gated by unsupported, misattributed "
-                "or derived figures, unknown names and flipped negation (default); "
+                "or derived figures, unknown names and flipped negation; "
                 "semantic: the seed's embedding-only min-max cosine; semantic_gated: semantic support with the "
                 "same gates; lexical: word and figure coverage with the same gates, no embeddings."
             )
         },
+    )
+    backend: str = field(
+        default="auto",
+        metadata={
+            "description": (
+                "auto: a local NLI cross-encoder when one is configured ($ASSAY_NLI_MODEL, or a folder 'nli' under "
+                "$ASSAY_MODELS_DIR), else the offline method; nli: the NLI model only (unscored, with the reason, "
+                "when it is absent); offline: never NLI."
+            )
+        },
+    )
+    nli_model: str | None = field(
+        default=None,
+        metadata={"description": "NLI model folder, or a name under $ASSAY_MODELS_DIR; default: the configured one."},
     )
     metric_threshold: float | None = field(
         default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
@@ -164,16 +189,91 @@ class Groundedness(Evaluator):
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"groundedness: method {self.method!r} is not one of {', '.join(METHODS)}")
+        if self.backend not in BACKENDS:
+            raise ValueError(f"groundedness: backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
+        self._nli_state: tuple[NliBackend | None, str | None] | None = None
+
+    def unavailable_reason(self) -> str | None:
+        if self.backend != "nli":
+            return None
+        return nli_unavailable_reason(self.nli_model or configured_nli_model(), purpose="groundedness NLI")
+
+    def _nli(self) -> tuple[NliBackend | None, str | None]:
+        """The NLI backend this evaluator scores with (None: offline) and, under ``auto``, why a configured model
+        could not be used (recorded on every case, so the fallback is never silent)."""
+        if self._nli_state is None:
+            name = self.nli_model or configured_nli_model()
+            if self.backend == "offline" or (self.backend == "auto" and name is None):
+                self._nli_state = (None, None)
+            else:
+                try:
+                    self._nli_state = (NliBackend.load(name, purpose="groundedness NLI"), None)
+                except NliUnavailable as error:
+                    if self.backend == "nli":
+                        raise
+                    self._nli_state = (None, str(error))
+        return self._nli_state
+
+    def _entailment(self, case: CaseContext) -> Scored:
+        """Score with the NLI model: each answer sentence's best entailment over the passages (and their windows),
+        the least entailed sentence gives the score."""
+        nli, _ = self._nli()
+        sentences = list(_sentences(case.actual_output or ""))
+        passages = [chunk.text for chunk in case.retrieved_context if chunk.text.strip()]
+        if not sentences or not passages:
+            raise Unscored(f"test case {case.test_case_key}: the answer or the retrieved context is empty")
+        support = nli.support(sentences, passages)
+        threshold = self.threshold("groundedness")
+        below = sum(sentence.entailment < threshold for sentence in support)
+        weakest = min(support, key=lambda sentence: sentence.entailment)
+        scores = {
+            "groundedness": round(answer_entailment(support), 6),
+            "ungrounded_sentences": round(below / len(support), 6),
+        }
+        return Scored(
+            scores,
+            {
+                "backend": nli.name,
+                "least_grounded_sentence": weakest.sentence,
+                "sentences": [
+                    {
+                        "sentence": s.sentence,
+                        "entailment": round(s.entailment, 6),
+                        "closest_context": passages[s.passage],
+                    }
+                    for s in support
+                ],
+            },
+        )
+
+    @property
+    def _rules(self) -> str:
+        """The rule-based method behind the score: the learned model reads the hybrid support."""
+        return "hybrid" if self.method == "learned" else self.method
+
+    def threshold(self, metric_key: str) -> float | None:
+        if metric_key == "groundedness" and self.method != "learned" and self.metric_threshold is None:
+            return RULE_BASED_THRESHOLD
+        return super().threshold(metric_key)
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
-        if self.method == "lexical":
+        nli, _ = self._nli()
+        if nli is not None:
+            nli.support_many(
+                [
+                    (list(_sentences(c.actual_output or "")), [chunk.text for chunk in c.retrieved_context])
+                    for c in cases
+                ]
+            )
+            return
+        if self._rules == "lexical":
             return
         bounded = list(within_bound(cases, SPLIT_INPUTS))
         all_texts = [
             text for case in bounded for text in (case.actual_output or "", *(c.text for c in case.retrieved_context))
         ]
         texts = {sentence for text in all_texts for sentence in _sentences(text)}
-        if self.method == "hybrid":
+        if self._rules == "hybrid":
             texts |= {word for text in all_texts for word in content_words(text)}
         if texts:
             self.services.embedder.embed(sorted(texts))
@@ -188,7 +288,7 @@ class Groundedness(Evaluator):
             raise Unscored(f"test case {case.test_case_key}: the actual answer has no sentence to check")
         if not context:
             raise Unscored(f"test case {case.test_case_key}: the retrieved context is empty")
-        if self.method == "lexical":
+        if self._rules == "lexical":
             cosines = np.zeros((len(answer), len(context)))
         else:
             vectors = self.services.embedder.embed([*answer, *context])
@@ -213,7 +313,7 @@ class Groundedness(Evaluator):
         semantic = float(cosines.max())
         check = evidence.check(sentence)
         lexical = check.lexical
-        if self.method == "hybrid" and lexical is not None and check.missing_words:
+        if self._rules == "hybrid" and lexical is not None and check.missing_words:
             lexical += self._word_credit(check.missing_words, evidence) / check.units
         sentence_figures = figures(sentence, bare_one=False)
         stated = [figure for figure in sentence_figures if evidence.states(figure)]
@@ -223,14 +323,14 @@ class Groundedness(Evaluator):
         gate *= MISATTRIBUTED_PENALTY ** len(moved)
         gate *= DERIVED_PENALTY ** sum(evidence.derives(figure) for figure in sentence_figures)
         closest, chunk = context[int(cosines.argmax())]
-        flipped = self.method == "hybrid" and polarity_flipped(sentence, closest, chunk)
+        flipped = self._rules == "hybrid" and polarity_flipped(sentence, closest, chunk)
         gate *= POLARITY_PENALTY if flipped else 1.0
         local = None if lexical is None else local_coverage(sentence, passages, question)
-        if self.method == "semantic":
+        if self._rules == "semantic":
             support = semantic
-        elif self.method == "semantic_gated":
+        elif self._rules == "semantic_gated":
             support = semantic * gate
-        elif self.method == "lexical":
+        elif self._rules == "lexical":
             support = (lexical or 0.0) * gate
         else:
             support = (semantic if lexical is None or local is None else (semantic + lexical + local) / 3) * gate
@@ -241,7 +341,7 @@ class Groundedness(Evaluator):
             lexical=None if lexical is None else round(lexical, 6),
             unsupported_figures=check.unsupported_figures + moved,
             unsupported_names=check.unsupported_names,
-            closest_context=None if self.method == "lexical" else closest,
+            closest_context=None if self._rules == "lexical" else closest,
             local=None if local is None else round(local, 6),
         )
 
@@ -257,19 +357,36 @@ class Groundedness(Evaluator):
         return float(np.clip((best - WORD_FLOOR) / (WORD_FULL - WORD_FLOOR), 0.0, 1.0).sum())
 
     def score(self, case: CaseContext) -> Scored:
+        nli, nli_reason = self._nli()
+        if nli is not None:
+            return self._entailment(case)
         supports = self.explain(case)
         if self.method != "semantic":
             supports = [support for support in supports if support.carries_claim] or supports
-        threshold = self.threshold("groundedness")
-        ungrounded = sum(support.support < threshold for support in supports) if threshold is not None else 0
+        rule_based = min(support.support for support in supports)
+        sentence_threshold = RULE_BASED_THRESHOLD if self.method == "learned" else self.threshold("groundedness")
+        ungrounded = sum(support.support < sentence_threshold for support in supports) if sentence_threshold else 0
+        details: dict = {}
+        if self.method == "learned":
+            model = packaged_model()
+            lexical = lexical_signals(case.actual_output or "", [chunk.text for chunk in case.retrieved_context])
+            signals = {**{name: round(value, 6) for name, value in lexical.items()}, "hybrid": rule_based}
+            score = groundedness_score(model, signals, any(support.unsupported_figures for support in supports))
+            details = {"backend": f"offline:{model.version}", "signals": signals}
+        else:
+            score = rule_based
+            details = {"backend": f"offline:{self.method}"}
+        if nli_reason:
+            details["nli_unavailable"] = nli_reason
         scores: dict[str, float | None] = {
-            "groundedness": min(support.support for support in supports),
+            "groundedness": round(score, 6),
             "ungrounded_sentences": round(ungrounded / len(supports), 6),
         }
         weakest = min(supports, key=lambda support: support.support)
         return Scored(
             scores,
             {
+                **details,
                 "least_grounded_sentence": weakest.sentence,
                 "unsupported_figures": sorted({f for s in supports for f in s.unsupported_figures}),
                 "unsupported_names": sorted({n for s in supports for n in s.unsupported_names}),

@@ -18,31 +18,16 @@ import numpy as np
 
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._models import find_model, label_names, normalise_label, read_config, require_model, sequence_classifier
+from evaluators._nli import NliBackend, nli_unavailable_reason
 from evaluators._split_bound import check_bound, within_bound
-from evaluators.base import CaseContext, Evaluator, Unscored, cosine
+from evaluators.base import CaseContext, Evaluator, Scored, Unscored, cosine
 from evaluators.registry import register
 
 SPLIT_INPUTS = ("question", "retrieved_context", "actual_output")
 
 DEFAULT_MODEL = "tals/albert-xlarge-vitaminc-mnli"
+PURPOSE = "summarization NLI"
 SOURCES = ("auto", "question", "retrieved_context")
-
-
-def entailment_column(labels: list[str], entailment_label: str | None) -> int | None:
-    """Index of the entailment class: the named label, else the one called entailment (or VitaminC's SUPPORTS)."""
-    names = [normalise_label(label) for label in labels]
-    if entailment_label:
-        wanted = normalise_label(entailment_label)
-        return next((index for index, name in enumerate(names) if name == wanted), None)
-    return next(
-        (
-            index
-            for index, name in enumerate(names)
-            if ("entail" in name or name.startswith("support")) and not name.startswith(("not", "non"))
-        ),
-        None,
-    )
 
 
 def _centroid(vectors: np.ndarray) -> np.ndarray:
@@ -148,20 +133,18 @@ class SummarizationCompletenessFaithfulness(Evaluator):
     def __post_init__(self) -> None:
         if self.source not in SOURCES:
             raise ValueError(f"parameter source must be one of {', '.join(SOURCES)}, got {self.source!r}")
-        self._entailment: dict[tuple[str, str], float] = {}
+        self._backend: NliBackend | None = None
 
     def unavailable_reason(self) -> str | None:
-        folder, reason = find_model("summarization NLI", self.model)
-        if folder is None:
-            return reason
-        labels = label_names(read_config(folder))
-        if entailment_column(labels, self.entailment_label) is None:
-            wanted = repr(self.entailment_label) if self.entailment_label else "an entailment label"
-            return (
-                f"summarization NLI model {self.model!r} has no {wanted} among its labels {labels}; "
-                "set the entailment_label parameter"
+        return nli_unavailable_reason(self.model, purpose=PURPOSE, entailment_label=self.entailment_label)
+
+    def _nli(self) -> NliBackend:
+        """The shared NLI backend, loaded on first use; it remembers every pair it scored."""
+        if self._backend is None:
+            self._backend = NliBackend.load(
+                self.model, purpose=PURPOSE, entailment_label=self.entailment_label, batch_size=self.batch_size
             )
-        return None
+        return self._backend
 
     def _sentences(self, case: CaseContext) -> tuple[list[str], list[str]]:
         """(source sentences, summary sentences) of one case."""
@@ -181,32 +164,18 @@ class SummarizationCompletenessFaithfulness(Evaluator):
             pairs.update(dict.fromkeys((premise, hypothesis) for hypothesis in summary for premise in source))
         if sentences:
             self.services.embedder.embed(list(sentences))
-        todo = [pair for pair in pairs if pair not in self._entailment]
-        if not todo:
-            return
-        classifier = sequence_classifier(require_model("summarization NLI", self.model))
-        column = entailment_column(classifier.labels, self.entailment_label)
-        if column is None:
-            raise Unscored(f"summarization NLI model has no entailment label among {classifier.labels}")
-        probabilities = classifier.probabilities(
-            [premise for premise, _ in todo],
-            [hypothesis for _, hypothesis in todo],
-            activation="softmax",
-            batch_size=self.batch_size,
-        )
-        self._entailment.update(zip(todo, (float(row[column]) for row in probabilities), strict=True))
+        if pairs:
+            self._nli().score_pairs(list(pairs))
 
-    def score(self, case: CaseContext) -> dict[str, float | None]:
+    def score(self, case: CaseContext) -> Scored:
         check_bound(case, SPLIT_INPUTS)
         source, summary = self._sentences(case)
         if not source:
             raise Unscored(f"test case {case.test_case_key}: the source to summarise ({self.source}) is empty")
         if not summary:
             raise Unscored(f"test case {case.test_case_key}: the actual answer has no sentences")
-        if any((premise, hypothesis) not in self._entailment for hypothesis in summary for premise in source):
-            self.prepare([case])
-        matrix = np.array([[self._entailment[(premise, hypothesis)] for hypothesis in summary] for premise in source])
-        best = matrix.max(axis=0)
+        nli = self._nli()
+        best = np.array([sentence.entailment for sentence in nli.support(summary, source)])
         threshold = self.faithful_sentence_threshold
         faithful = [sentence for sentence, value in zip(summary, best, strict=True) if value >= threshold]
         completeness = 0.0
@@ -214,4 +183,5 @@ class SummarizationCompletenessFaithfulness(Evaluator):
             source_vectors = self.services.embedder.embed(source)
             faithful_vectors = self.services.embedder.embed(faithful)
             completeness = cosine(_centroid(source_vectors), _centroid(faithful_vectors))
-        return {"completeness": round(completeness, 6), "faithfulness_summac_zs": round(float(best.mean()), 6)}
+        scores = {"completeness": round(completeness, 6), "faithfulness_summac_zs": round(float(best.mean()), 6)}
+        return Scored(scores, {"backend": nli.name})

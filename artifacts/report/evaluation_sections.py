@@ -1,5 +1,7 @@
 """The sections of an evaluation report, rendered from ``interpretation.json`` only: summary, models and
-hosts, one leaderboard per evaluator (figures and the score table), problems, insights and the eval eye.
+hosts, one leaderboard per evaluator (figures and the score table), evaluator validity, problems, insights and
+the eval eye. An MRM run's report leaves the validity section to its MRM part, which shows the same published
+figures beside its reviewer's.
 
 Templates escape everything; this module only shapes data (verdicts, counts, option lists) so templates stay
 free of logic. Long texts are cut for display only: the full text stays in interpretation.json and the CSV."""
@@ -79,7 +81,8 @@ def _metric_options(interpretation: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def evaluation_sections(interpretation: dict[str, Any]) -> list[Section]:
-    """Summary, Models and hosts, Leaderboards (a child per evaluator), Problems, Insights, Eval eye."""
+    """Summary, Models and hosts, Leaderboards (a child per evaluator), Evaluator validity (not for MRM runs),
+    Problems, Insights, Eval eye."""
     overview = interpretation["overview"]
     cases = interpretation["cases"]
     counts = interpretation["problem_counts"]
@@ -100,6 +103,13 @@ def evaluation_sections(interpretation: dict[str, Any]) -> list[Section]:
         metric_options=_metric_options(interpretation),
         limit=DISPLAY_LIMIT,
     )
+    validity = [
+        Section(
+            id="validity",
+            title="Evaluator validity",
+            html=render("evaluation/validity.html.j2", part=interpretation["validity"]),
+        )
+    ]
     return [
         Section(id="summary", title="Summary", html=summary),
         Section(
@@ -119,6 +129,7 @@ def evaluation_sections(interpretation: dict[str, Any]) -> list[Section]:
             ),
             children=leaderboards,
         ),
+        *(validity if "mrm" not in interpretation else []),
         Section(
             id="problems",
             title="Problems",

@@ -8,9 +8,11 @@ import json
 from typing import Any
 
 from artifacts.evaluation_results import LAB_FILE, row_context
+from artifacts.report.evaluator_validity import PublishedLookup, evaluation_validity
 from artifacts.report.run_documents import RunDocuments
 from assay.models.evaluation import on_good_side
 from assay.runs import RUN_FILE
+from assay.validity.published import published_metrics
 
 SCHEMA_VERSION = 1
 SEVERITIES = ("high", "medium", "low")
@@ -254,9 +256,9 @@ def _severity_rank(problem: dict[str, Any]) -> int:
     return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
 
 
-def build_interpretation(run: RunDocuments) -> dict[str, Any]:
+def build_interpretation(run: RunDocuments, published: PublishedLookup = published_metrics) -> dict[str, Any]:
     """The whole report as data: overview, models, evaluators (metrics, leaderboard, their problems and
-    insights), all problems and insights, the eval eye's case rows, and for MRM runs the ``mrm`` part."""
+    insights), all problems and insights, the eval eye's case rows, published validity, the MRM part."""
     evaluation = run.evaluation()
     calibrated = _calibrated(run)
     problems = (evaluation.get("problems/problems_and_actions.json") or {}).get("problems", [])
@@ -289,9 +291,10 @@ def build_interpretation(run: RunDocuments) -> dict[str, Any]:
         "problems": sorted(problems, key=_severity_rank),
         "insights": insights,
         "cases": _case_rows(evaluation, evaluators),
+        "validity": evaluation_validity(evaluators, published),
     }
     if run.kind == "mrm":
         from artifacts.report.mrm_sections import mrm_interpretation
 
-        interpretation["mrm"] = mrm_interpretation(run)
+        interpretation["mrm"] = mrm_interpretation(run, published)
     return interpretation

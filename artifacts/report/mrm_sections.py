@@ -1,7 +1,7 @@
 """The MRM-only sections of a run's HTML report (seed 002 "Workflow report"): workflow overview, topics,
-generated cases and validation, calibration, failure clusters, the weakness grid, robustness and the three
-compliance artifacts. The evaluation sections of the run's automated-evaluation step are the evaluation
-report's; this module adds what only an MRM run has.
+generated cases and validation, calibration, evaluator validity, failure clusters, the weakness grid,
+robustness and the three compliance artifacts. The evaluation sections of the run's automated-evaluation
+step are the evaluation report's; this module adds what only an MRM run has.
 
 ``mrm_interpretation`` is the machine-readable twin (for ``interpretation.json``); ``mrm_sections`` renders
 that same dict, so the page and the JSON cannot disagree. A step without output shows "step not run / no
@@ -12,18 +12,21 @@ from typing import Any
 from markupsafe import Markup
 
 from artifacts.report import mrm_figures as figures
+from artifacts.report.evaluator_validity import PublishedLookup, mrm_validity
 from artifacts.report.mrm_outcomes import clusters, compliance_artifacts, robustness, weaknesses
 from artifacts.report.mrm_steps import calibration, decisions, generated_cases, overview, topics
 from artifacts.report.page import Section, render
 from artifacts.report.run_documents import RunDocuments
 from assay.models.base import SCHEMA_VERSION
+from assay.validity.published import published_metrics
 
 SHOWN_CASES = 15
 """Cases shown before the rest of the generated-cases table is folded away."""
 
 
-def mrm_interpretation(run: RunDocuments) -> dict[str, Any]:
-    """Everything the MRM sections show, as plain JSON-ready data."""
+def mrm_interpretation(run: RunDocuments, published: PublishedLookup = published_metrics) -> dict[str, Any]:
+    """Everything the MRM sections show, as plain JSON-ready data; ``published`` looks up the evaluators'
+    published validity figures (the package's, unless a caller injects others)."""
     taken = decisions(run)
     return {
         "schema_version": SCHEMA_VERSION,
@@ -32,6 +35,7 @@ def mrm_interpretation(run: RunDocuments) -> dict[str, Any]:
         "topics": topics(run, taken),
         "generated_cases": generated_cases(run, taken),
         "calibration": calibration(run, taken),
+        "validity": mrm_validity(run, taken, published),
         "failure_clusters": clusters(run, taken),
         "weaknesses": weaknesses(run),
         "robustness": {kind: robustness(run, kind) for kind in ("input_variations", "adversarial")},
@@ -70,6 +74,7 @@ def mrm_sections(run: RunDocuments, interpretation: dict[str, Any] | None = None
                 chart=_chart(calibration_part, "metrics", figures.thresholds_before_after),
             ),
         ),
+        Section("mrm-validity", "Evaluator validity", render("mrm/validity.html.j2", part=data["validity"])),
         Section("mrm-clusters", "Failure clusters", render("mrm/clusters.html.j2", part=data["failure_clusters"])),
         Section(
             "mrm-weaknesses",

@@ -4,7 +4,20 @@ from typing import Annotated
 
 import typer
 
-from assay.cli import artifacts, baseline, compare, evaluate, guardrail, judges, mrm, perturb, report, server, suite
+from assay.cli import (
+    artifacts,
+    baseline,
+    compare,
+    evaluate,
+    guardrail,
+    judges,
+    mrm,
+    perturb,
+    report,
+    server,
+    suite,
+    validate,
+)
 from assay.cli import hosts as hosts_cli
 from assay.cli.common import AssayGroup, options
 
@@ -28,6 +41,7 @@ def global_options(
 app.add_typer(suite.app, name="suite")
 app.add_typer(artifacts.app, name="artifacts")
 app.add_typer(mrm.app, name="mrm")
+evaluate.evaluators_app.command("validate")(validate.validate)
 app.add_typer(evaluate.evaluators_app, name="evaluators")
 evaluate.hosts_app.command("check")(hosts_cli.check)
 app.add_typer(evaluate.hosts_app, name="hosts")

@@ -5,6 +5,9 @@ meant to stop, so every problem is an error naming the file and the field at fau
 ``artifacts.guardrails.build_guardrail_config`` writes (with ``threshold_details`` saying where each threshold
 came from and which side is bad) and the manual's two-key shape (``calibrated_thresholds`` and
 ``evaluator_ids``), where the direction comes from the evaluator's own metadata and the source is "config".
+A detail's ``validity`` (the measurement behind the threshold: reviewer labels, published figures or "not
+measured") is checked for shape and kept as its one-line summary, so a verdict can be traced to how far its
+threshold was ever checked against people; a configuration written before it existed says "not recorded".
 
 Optional keys the service adds: ``actions`` (evaluator -> "block" | "flag", overriding the default of blocking
 on privacy and security evaluators), ``parameters`` (evaluator -> build parameters) and ``version``."""
@@ -32,6 +35,8 @@ KNOWN_KEYS = (
     "version",
 )
 ACTIONS: tuple[Action, ...] = ("block", "flag")
+VALIDITY_BASES = ("reviewer labels", "published", "not measured")
+NOT_RECORDED = "not recorded in the configuration"
 DEFAULT_EVALUATORS = ("groundedness", "pii_leakage", "sensitive_data_leakage", "toxicity")
 """The default configuration (``examples/guardrails.json``): toxicity is reported unavailable where its
 weights are absent."""
@@ -47,6 +52,7 @@ class GuardedMetric:
     higher_is_better: bool
     source: str
     set_by: str
+    validity: str = NOT_RECORDED
 
     def passes(self, value: float) -> bool:
         return value >= self.threshold if self.higher_is_better else value <= self.threshold
@@ -190,11 +196,37 @@ def _metrics(evaluator_id: str, thresholds: Any, details: Any, fail: Fail) -> di
             higher_is_better=meta.higher_is_better,
             source=str(detail.get("source", "config")),
             set_by=str(detail.get("set_by", "guardrail configuration (no threshold_details)")),
+            validity=_validity(detail.get("validity"), f"{detail_where}.validity", fail),
         )
     unknown_details = sorted(set(details) - set(thresholds))
     if unknown_details:
         raise fail(f"threshold_details.{evaluator_id}.{unknown_details[0]}", f"no threshold in {where} for it")
     return guarded
+
+
+def _validity(value: Any, where: str, fail: Fail) -> str:
+    """The summary of a checked ``validity`` object (``assay.validity.figures.threshold_validity``'s shape)."""
+    if value is None:
+        return NOT_RECORDED
+    if not isinstance(value, dict):
+        raise fail(where, "expected an object with basis, figures and summary")
+    basis, figures, summary = value.get("basis"), value.get("figures"), value.get("summary")
+    if basis not in VALIDITY_BASES:
+        raise fail(f"{where}.basis", f"expected one of {', '.join(VALIDITY_BASES)}, got {basis!r}")
+    if not isinstance(figures, list) or not all(isinstance(figure, dict) for figure in figures):
+        raise fail(f"{where}.figures", "expected a list of objects")
+    if (basis == "not measured") != (not figures):
+        raise fail(f"{where}.figures", f"basis {basis!r} with {len(figures)} figure(s)")
+    for index, figure in enumerate(figures):
+        for name in ("auc", "auc_low", "auc_high"):
+            number = figure.get(name)
+            if number is not None and (isinstance(number, bool) or not isinstance(number, int | float)):
+                raise fail(f"{where}.figures[{index}].{name}", f"expected a number or null, got {number!r}")
+            if number is not None and not 0 <= number <= 1:
+                raise fail(f"{where}.figures[{index}].{name}", f"{number} is outside [0, 1]")
+    if not isinstance(summary, str) or not summary.strip():
+        raise fail(f"{where}.summary", "expected a non-empty string")
+    return summary
 
 
 def _actions(value: Any, ids: list[str], fail: Fail) -> dict[str, Action]:

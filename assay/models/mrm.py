@@ -73,6 +73,39 @@ class ReviewLabel(DomainModel):
     reviewer: str = Field(min_length=1, description="Who labelled it: a person's name (or their approvals file).")
 
 
+class ThresholdAgreement(DomainModel):
+    """The metric's verdicts at one threshold compared with the reviewer's labels."""
+
+    threshold: float = Field(description="The threshold the verdicts were taken at.")
+    accuracy: float = Field(description="Share of the labelled answers whose verdict equals the reviewer's label.")
+    accuracy_low: float = Field(description="Low end of the accuracy's 95% bootstrap interval.")
+    accuracy_high: float = Field(description="High end of the accuracy's 95% bootstrap interval.")
+
+
+class CalibrationValidity(DomainModel):
+    """How well one metric agrees with the answers a reviewer labelled in step 5 (``assay.validity.agreement``
+    says what a label means). The sample leans towards answers near the threshold, so these figures describe
+    that sample, not every answer of the run."""
+
+    n: int = Field(description="Answers the reviewer labelled pass or fail for this metric (skipped ones left out).")
+    acceptable: int = Field(description="How many of them the reviewer passed (acceptable answers).")
+    auc: float | None = Field(
+        description="ROC-AUC of the score against the labels: the chance an acceptable answer scores better than "
+        "an unacceptable one. It does not depend on the threshold, so it holds before and after calibration. "
+        "None when every label is the same."
+    )
+    auc_low: float | None = Field(description="Low end of the AUC's 95% bootstrap interval.")
+    auc_high: float | None = Field(description="High end of the AUC's 95% bootstrap interval.")
+    before: ThresholdAgreement = Field(description="At the threshold in force before calibration (default or user).")
+    after: ThresholdAgreement = Field(description="At the threshold in force after calibration.")
+    refitted: bool = Field(
+        description="Whether the 'after' threshold was fitted on these same labels: then its accuracy is "
+        "in-sample, an optimistic figure."
+    )
+    labelled_by: list[str] = Field(description="Whose labels these are, named as in the approvals file or form.")
+    source: str = Field(default="reviewer labels, MRM step 5", description="What the figures were measured on.")
+
+
 class MetricCalibration(DomainModel):
     evaluator_id: str
     metric: str
@@ -85,9 +118,17 @@ class MetricCalibration(DomainModel):
     agreement_after: float | None
     stable: bool = Field(description="Whether the threshold's interval is narrow enough to stop resampling.")
     method: str = ""
+    validity: CalibrationValidity | None = Field(
+        default=None, description="Agreement with the reviewer's labels before and after; None without labels."
+    )
+
+
+# Version 2 added each metric's ``validity``; version 1 documents still read, without it.
+CALIBRATION_SCHEMA_VERSION = 2
 
 
 class Calibration(PersistedModel):
+    schema_version: int = CALIBRATION_SCHEMA_VERSION
     metrics: list[MetricCalibration]
     rounds: int = 1
     decided_by: Literal["person", "no reviewer"] = Field(

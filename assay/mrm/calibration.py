@@ -14,6 +14,7 @@ from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult, MetricMeta
 from assay.models.mrm import Calibration, MetricCalibration, ReviewItem, ReviewLabel
 from assay.mrm.operational import quality_results
+from assay.validity.agreement import reviewer_agreement
 
 LabelFn = Callable[[list[ReviewItem]], list[ReviewLabel]]
 
@@ -106,8 +107,9 @@ def fit_thresholds(
     is a fraction of the metric's declared range (of the observed score spread when the range is unbounded):
     narrower is ``stable``. The default is kept, and ``method`` says why, with fewer than ``min_labels`` labels,
     one-class labels, or when no cut beats always answering the majority label (the score does not predict
-    the reviewer). Unlabelled items are ignored; agreement is measured on the labelled items. Operational
-    metrics are not calibrated: nobody reviews them (see ``sample_for_review``)."""
+    the reviewer). Unlabelled items are ignored; agreement is measured on the labelled items, and ``validity``
+    reports it before and after with intervals (``assay.validity.agreement``). Operational metrics are not
+    calibrated: nobody reviews them (see ``sample_for_review``)."""
     verdicts = {label.item_id: label for label in labels}
     used = [label for item in items if (label := verdicts.get(item.item_id)) is not None]
     metrics = []
@@ -119,11 +121,18 @@ def fit_thresholds(
         mine = [item for item in items if (item.evaluator_id, item.metric) == (result.evaluator.id, metric.key)]
         pairs = [(item.score, verdicts[item.item_id].human_passes) for item in mine if item.item_id in verdicts]
         span = _span(metric, [s for row in result.rows if (s := row.scores.get(metric.key)) is not None])
-        metrics.append(
-            _fit_metric(
-                result.evaluator.id, metric, default, pairs, span, min_labels, bootstrap, seed, max_interval_width
-            )
+        fit = _fit_metric(
+            result.evaluator.id, metric, default, pairs, span, min_labels, bootstrap, seed, max_interval_width
         )
+        validity = reviewer_agreement(
+            pairs,
+            before=default,
+            after=fit.calibrated_threshold,
+            higher_is_better=metric.higher_is_better,
+            labelled_by=[verdicts[item.item_id].reviewer for item in mine if item.item_id in verdicts],
+            seed=seed,
+        )
+        metrics.append(fit.model_copy(update={"validity": validity}))
     failures = [
         f"{item.model_key}:{item.test_case_key}"
         for item in items

@@ -1,5 +1,6 @@
 """The MRM sections as a person sees them: the rendered page opened offline in chromium draws every chart,
-switches the weakness grid's metric, follows the navigation, runs no injected script and logs no error.
+switches the weakness grid's metric, follows the navigation (to the calibration and evaluator validity
+sections), runs no injected script and logs no error.
 The screenshot is kept under .assay/test-screenshots/."""
 
 from pathlib import Path
@@ -45,6 +46,12 @@ def test_mrm_sections_render_in_a_browser(tmp_path: Path) -> None:
         page.get_by_role("link", name="Calibration").click()
         expect(page.locator("#mrm-calibration")).to_contain_text("Thresholds were refitted on labels given by Bo Chen")
         expect(page.locator("#mrm-robustness-adversarial")).to_contain_text("step not run / no output")
+
+        page.get_by_role("link", name="Evaluator validity").click()
+        validity = page.locator("#mrm-validity")
+        expect(validity.locator("tr[data-metric='groundedness/groundedness']").first).to_be_visible()
+        expect(validity).to_contain_text("0.875 [0.625, 1.000] at 0.620")
+        expect(validity).to_contain_text("reviewer labels (Bo Chen), MRM step 5")
         browser.shot("mrm-sections")
 
     assert browser.console_errors == []

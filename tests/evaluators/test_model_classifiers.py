@@ -1,8 +1,7 @@
 """Toxicity, fairness bias, hallucination and summarization NLI, each scored with a tiny model built offline.
 
-A 2-layer BERT with the packaged MiniLM vocabulary loads in well under a second. Where the exact outcome must
-be known, the classification head's weights are zeroed and its bias set by hand, so every input's logits are
-the bias and the expected probabilities follow from sigmoid/softmax on paper.
+The tiny models come from ``tests.support.tiny_models``: where the exact outcome must be known, the head
+ignores the text and outputs a bias set by hand.
 """
 
 import json
@@ -11,45 +10,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
-from assay.embeddings import EmbeddingEngine, resolve_model_path
+from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 from evaluators import CaseContext, Services, Unscored, build_evaluator, run_evaluator
-from evaluators import summarization_completeness_faithfulness as summarization
-from evaluators.summarization_completeness_faithfulness import entailment_column
+from evaluators._nli import NliBackend, PairEntailment
 from evaluators.toxicity import metric_for_label
+from tests.support.tiny_models import build_classifier
 
 DETOXIFY_ORIGINAL = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
 
 
 def sigmoid(value: float) -> float:
     return 1.0 / (1.0 + math.exp(-value))
-
-
-def build_classifier(folder: Path, labels: list[str], *, bias: list[float] | None = None, positions: int = 64) -> str:
-    """Save a tiny BERT sequence classifier; with ``bias`` its head ignores the text and outputs the bias."""
-    tokenizer = AutoTokenizer.from_pretrained(str(resolve_model_path("all-MiniLM-L6-v2")))
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=positions,
-        id2label=dict(enumerate(labels)),
-        label2id={label: index for index, label in enumerate(labels)},
-    )
-    torch.manual_seed(0)
-    model = BertForSequenceClassification(config)
-    if bias is not None:
-        with torch.no_grad():
-            model.classifier.weight.zero_()
-            model.classifier.bias.copy_(torch.tensor(bias))
-    model.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return str(folder)
 
 
 def lab(*rows: tuple[str, str | None, str | None]) -> TestLab:
@@ -166,10 +139,12 @@ def test_hallucination_scores_the_context_answer_pair_with_a_cross_encoder(tmp_p
     assert evaluator.unavailable_reason() is None
     long_context = ["The saver pays 3.25% AER. " * 100, "Withdrawals are free."]
     case = CaseContext.build(retrieved_context=long_context, actual_output="It pays 3.25% AER.")
-    assert evaluator.score(case) == {"hallucination": round(sigmoid(1.5), 6)} == {"hallucination": 0.817574}
+    outcome = evaluator.score(case)
+    assert outcome.scores == {"hallucination": round(sigmoid(1.5), 6)} == {"hallucination": 0.817574}
+    assert outcome.details == {"backend": "nli:hhem"}
 
 
-def test_hallucination_batches_pairs_and_rejects_multi_output_models(tmp_path: Path) -> None:
+def test_hallucination_batches_pairs_and_accepts_nli_models_only(tmp_path: Path) -> None:
     folder = build_classifier(tmp_path / "random", ["LABEL_0"])
     cases = [
         CaseContext.build(test_case_key="a", retrieved_context=["The fee is £25."], actual_output="The fee is £25."),
@@ -177,11 +152,17 @@ def test_hallucination_batches_pairs_and_rejects_multi_output_models(tmp_path: P
     ]
     together = build_evaluator("hallucination", model=folder)
     together.prepare(cases)
-    batched = [together.score(case)["hallucination"] for case in cases]
-    alone = [build_evaluator("hallucination", model=folder).score(case)["hallucination"] for case in cases]
+    batched = [together.score(case).scores["hallucination"] for case in cases]
+    alone = [build_evaluator("hallucination", model=folder).score(case).scores["hallucination"] for case in cases]
     assert batched == pytest.approx(alone, abs=2e-6) and batched[0] != batched[1]
-    nli = build_classifier(tmp_path / "nli", ["contradiction", "neutral", "entailment"])
-    assert "has 3 outputs" in (build_evaluator("hallucination", model=nli).unavailable_reason() or "")
+    nli = build_classifier(tmp_path / "nli", ["contradiction", "neutral", "entailment"], bias=[0.0, 0.0, 2.0])
+    evaluator = build_evaluator("hallucination", model=nli)
+    assert evaluator.unavailable_reason() is None
+    outcome = evaluator.score(cases[0])
+    assert outcome.scores == {"hallucination": round(math.exp(2.0) / (math.exp(2.0) + 2.0), 6)}
+    assert outcome.details == {"backend": "nli:nli"}
+    generic = build_classifier(tmp_path / "generic", ["LABEL_0", "LABEL_1", "LABEL_2"])
+    assert "no entailment label" in (build_evaluator("hallucination", model=generic).unavailable_reason() or "")
 
 
 def test_models_that_need_their_own_code_are_refused(tmp_path: Path) -> None:
@@ -195,41 +176,32 @@ def test_models_that_need_their_own_code_are_refused(tmp_path: Path) -> None:
 # --- summarization (completeness and faithfulness) --------------------------------------------------------------
 
 
-def test_entailment_label_is_found_by_name() -> None:
-    assert entailment_column(["CONTRADICTION", "NEUTRAL", "ENTAILMENT"], None) == 2
-    assert entailment_column(["SUPPORTS", "REFUTES", "NOT ENOUGH INFO"], None) == 0
-    assert entailment_column(["not_entailment", "entailment"], None) == 1
-    assert entailment_column(["LABEL_0", "LABEL_1", "LABEL_2"], None) is None
-    assert entailment_column(["LABEL_0", "LABEL_1", "LABEL_2"], "label_2") == 2
-
-
-class WordOverlapNli:
+class WordOverlapNli(NliBackend):
     """Stands in for an NLI model: entailment 0.9 when every hypothesis word is in the premise, else 0.1."""
 
-    labels = ["ENTAILMENT", "NEUTRAL", "CONTRADICTION"]
+    def __init__(self) -> None:
+        self.name = "nli:word-overlap"
 
-    def probabilities(
-        self, premises: list[str], hypotheses: list[str], *, activation: str, batch_size: int
-    ) -> np.ndarray:
+    def score_pairs(self, pairs: list[tuple[str, str]]) -> list[PairEntailment]:
         def words(text: str) -> set[str]:
             return set(text.lower().strip(".").split())
 
-        rows = []
-        for premise, hypothesis in zip(premises, hypotheses, strict=True):
-            entail = 0.9 if words(hypothesis) <= words(premise) else 0.1
-            rows.append([entail, (1 - entail) / 2, (1 - entail) / 2])
-        return np.array(rows)
+        return [
+            PairEntailment(0.9 if words(hypothesis) <= words(premise) else 0.1, None) for premise, hypothesis in pairs
+        ]
 
 
 def test_summac_zs_matrix_and_completeness_of_the_faithful_part(
     tmp_path: Path, services: Services, engine: EmbeddingEngine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = build_classifier(tmp_path / "nli", ["contradiction", "neutral", "entailment"])
-    monkeypatch.setattr(summarization, "sequence_classifier", lambda _folder: WordOverlapNli())
+    monkeypatch.setattr(NliBackend, "load", classmethod(lambda cls, *args, **kwargs: WordOverlapNli()))
     source = "The fee is 25 pounds. Interest is paid monthly. Branches open at nine."
     summary = "Interest is paid monthly. The moon is made of cheese."
     case = CaseContext.build(question="Summarise.", retrieved_context=[source], actual_output=summary)
-    scores = build_evaluator("summarization_completeness_faithfulness", services, model=folder).score(case)
+    outcome = build_evaluator("summarization_completeness_faithfulness", services, model=folder).score(case)
+    scores = outcome.scores
+    assert outcome.details == {"backend": "nli:word-overlap"}
     source_vectors = engine.embed(["The fee is 25 pounds.", "Interest is paid monthly.", "Branches open at nine."])
     centroid = source_vectors.mean(axis=0) / np.linalg.norm(source_vectors.mean(axis=0))
     faithful = engine.embed(["Interest is paid monthly."])[0]
@@ -237,7 +209,7 @@ def test_summac_zs_matrix_and_completeness_of_the_faithful_part(
     assert scores["completeness"] == pytest.approx(float(np.clip(centroid @ faithful, 0, 1)), abs=1e-6)
     unfaithful = CaseContext.build(question="Summarise.", retrieved_context=[source], actual_output="Cats can fly.")
     evaluator = build_evaluator("summarization_completeness_faithfulness", services, model=folder)
-    assert evaluator.score(unfaithful) == {"completeness": 0.0, "faithfulness_summac_zs": 0.1}
+    assert evaluator.score(unfaithful).scores == {"completeness": 0.0, "faithfulness_summac_zs": 0.1}
 
 
 def test_summarization_with_a_real_tiny_nli_model_and_source_choice(tmp_path: Path, services: Services) -> None:
@@ -246,7 +218,9 @@ def test_summarization_with_a_real_tiny_nli_model_and_source_choice(tmp_path: Pa
     evaluator = build_evaluator("summarization_completeness_faithfulness", services, model=folder)
     assert evaluator.unavailable_reason() is None
     case = CaseContext.build(question="Rates rose. Prices fell.", actual_output="Rates rose. Prices fell.")
-    scores = evaluator.score(case)
+    outcome = evaluator.score(case)
+    scores = outcome.scores
+    assert outcome.details == {"backend": "nli:nli"}
     assert scores["faithfulness_summac_zs"] == round(entail, 6)
     assert scores["completeness"] == pytest.approx(1.0, abs=1e-6)  # every sentence faithful, same sentences
     strict = build_evaluator(
@@ -258,7 +232,11 @@ def test_summarization_with_a_real_tiny_nli_model_and_source_choice(tmp_path: Pa
         build_evaluator("summarization_completeness_faithfulness", source="expected_output")
     generic = build_classifier(tmp_path / "generic", ["LABEL_0", "LABEL_1", "LABEL_2"])
     reason = build_evaluator("summarization_completeness_faithfulness", model=generic).unavailable_reason()
-    assert reason is not None and "set the entailment_label parameter" in reason
+    assert reason is not None and "no entailment label" in reason and "LABEL_2" in reason
+    named = build_evaluator(
+        "summarization_completeness_faithfulness", services, model=generic, entailment_label="label_2"
+    )
+    assert named.unavailable_reason() is None
 
 
 # --- shared: lookup by name, unavailable weights ----------------------------------------------------------------

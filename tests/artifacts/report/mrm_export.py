@@ -8,6 +8,7 @@ from artifacts.guardrails import build_guardrail_config
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
 from assay.models.mrm import (
     Calibration,
+    CalibrationValidity,
     CaseValidation,
     Decision,
     FailureCluster,
@@ -18,6 +19,7 @@ from assay.models.mrm import (
     MetricWeaknesses,
     RobustnessReport,
     SuiteValidation,
+    ThresholdAgreement,
     Topic,
     TopicModel,
     WeaknessReport,
@@ -126,8 +128,24 @@ def _calibration(reviewed: bool) -> Calibration:
                 agreement_after=0.875 if reviewed else None,
                 stable=reviewed,
                 method="logistic" if reviewed else "too few labels",
+                validity=_validity() if reviewed else None,
             ),
         ],
+    )
+
+
+def _validity() -> CalibrationValidity:
+    """Bo Chen's 8 labels (5 acceptable) of step 5: accuracy 0.5 at the default 0.75, 0.875 at 0.62."""
+    return CalibrationValidity(
+        n=8,
+        acceptable=5,
+        auc=0.867,
+        auc_low=0.6,
+        auc_high=1.0,
+        before=ThresholdAgreement(threshold=0.75, accuracy=0.5, accuracy_low=0.125, accuracy_high=0.875),
+        after=ThresholdAgreement(threshold=0.62, accuracy=0.875, accuracy_low=0.625, accuracy_high=1.0),
+        refitted=True,
+        labelled_by=["Bo Chen"],
     )
 
 
@@ -279,6 +297,8 @@ def mrm_export(*, reviewed: bool = True) -> dict[str, Any]:
         "robustness-input-variations/test_lab.json": dump(_perturbed_lab()),
         "artifacts/corpus_patch.md": PATCH_TEXT,
         "artifacts/system_prompt_extension.md": "## Additional instructions\n\n- Answer from the context.\n",
-        "artifacts/guardrails.json": build_guardrail_config(book),
+        "artifacts/guardrails.json": build_guardrail_config(
+            book, calibration=_calibration(reviewed), run_id=RUN_ID, published=lambda evaluator, metric: []
+        ),
         "report.json": {"run_id": RUN_ID, "steps": []},
     }

@@ -1,20 +1,29 @@
 """interpretation.json and the report built from a tiny real evaluation: verdicts, thresholds, explanations."""
 
+import json
+import re
 import time
 from pathlib import Path
 
 import pytest
 
+from artifacts.report.evaluation_sections import evaluation_sections
 from artifacts.report.html import render_report
-from artifacts.report.interpretation import explanation, verdict
+from artifacts.report.interpretation import build_interpretation, explanation, verdict
 from artifacts.report.run_documents import read_folder
+from assay.validity.published import published_metrics
 from tests.artifacts.report.report_lab import build_run
+from tests.validity.test_published import ENTRY, measured
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
-    folder = build_run(tmp_path_factory.mktemp("run"))
-    return render_report(read_folder(folder))
+def run_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_run(tmp_path_factory.mktemp("run"))
+
+
+@pytest.fixture(scope="module")
+def report(run_folder: Path) -> tuple[str, dict]:
+    return render_report(read_folder(run_folder))
 
 
 def test_verdicts_follow_direction_and_never_turn_unscored_into_zero() -> None:
@@ -54,10 +63,27 @@ def test_groundedness_explanation_names_unsupported_sentences() -> None:
 
 def test_html_has_sections_and_renders_fast(report: tuple[str, dict], tmp_path: Path) -> None:
     html, _ = report
-    for section in ("summary", "models", "leaderboards", "problems", "insights", "eval-eye"):
+    for section in ("summary", "models", "leaderboards", "validity", "problems", "insights", "eval-eye"):
         assert f'<section id="{section}"' in html
     assert 'id="leaderboard-pii_leakage"' in html and 'data-model="leaky"' in html
     folder = build_run(tmp_path / "again", run_id="run-report-2")
     started = time.perf_counter()
     render_report(read_folder(folder))
     assert time.perf_counter() - started < 2.0
+
+
+def test_evaluator_validity_shows_published_figures_or_says_not_measured(run_folder: Path, tmp_path: Path) -> None:
+    path = tmp_path / "measured.json"
+    path.write_text(json.dumps(measured(pii_leakage={"model_passes": [ENTRY]})), encoding="utf-8")
+    interpretation = build_interpretation(
+        read_folder(run_folder), published=lambda evaluator_id: published_metrics(evaluator_id, path=path)
+    )
+    rows = {row["evaluator_id"]: row for row in interpretation["validity"]["evaluators"]}
+    assert [figure["metric"] for figure in rows["pii_leakage"]["figures"]] == ["model_passes"]
+    assert "model_passes" not in rows["pii_leakage"]["not_measured"] and rows["pii_leakage"]["not_measured"]
+    assert rows["text_matching"]["figures"] == [] and rows["token_count"]["figures"] == []
+    (section,) = [s for s in evaluation_sections(interpretation) if s.id == "validity"]
+    text = " ".join(re.sub(r"<[^>]+>", " ", str(section.html)).split())
+    assert "0.950 [0.930, 0.970]" in text and "begin_dev_wow" in text and "token_precision (0.947)" in text
+    assert "Data: BEGIN benchmark (Dziri et al.) (CC BY 4.0)" in text
+    assert text.count("not measured against human labels") == 3  # text matching, token count, pii's other metrics

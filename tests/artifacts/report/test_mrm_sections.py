@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from artifacts.report.evaluator_validity import PublishedLookup
 from artifacts.report.mrm_sections import mrm_interpretation, mrm_sections
 from artifacts.report.page import render_page
 from artifacts.report.run_documents import RunDocuments
@@ -18,12 +19,14 @@ from tests.artifacts.report.mrm_export import (
     SCRIPT_KEYWORD,
     mrm_export,
 )
+from tests.validity.test_published import ENTRY, measured
 
 SECTION_IDS = [
     "mrm-overview",
     "mrm-topics",
     "mrm-cases",
     "mrm-calibration",
+    "mrm-validity",
     "mrm-clusters",
     "mrm-weaknesses",
     "mrm-robustness",
@@ -42,8 +45,18 @@ def unattended() -> RunDocuments:
 
 
 @pytest.fixture(scope="module")
-def data(reviewed: RunDocuments) -> dict:
-    return mrm_interpretation(reviewed)
+def published(tmp_path_factory: pytest.TempPathFactory) -> PublishedLookup:
+    """Published figures from a measured.json written here: groundedness measured on one set."""
+    from assay.validity.published import published_metrics
+
+    path = tmp_path_factory.mktemp("validity") / "measured.json"
+    path.write_text(json.dumps(measured(groundedness={"groundedness": [ENTRY]})), encoding="utf-8")
+    return lambda evaluator_id: published_metrics(evaluator_id, path=path)
+
+
+@pytest.fixture(scope="module")
+def data(reviewed: RunDocuments, published: PublishedLookup) -> dict:
+    return mrm_interpretation(reviewed, published)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +74,7 @@ def _text(fragment: str) -> str:
 def test_sections_come_in_workflow_order_and_the_interpretation_is_plain_json(reviewed, data) -> None:
     sections = mrm_sections(reviewed)
     assert [section.id for section in sections] == SECTION_IDS
-    assert [child.title for child in sections[6].children] == ["Input variations", "Adversarial inputs"]
+    assert [child.title for child in sections[7].children] == ["Input variations", "Adversarial inputs"]
     assert data["run_id"] == RUN_ID
     assert json.loads(json.dumps(data, allow_nan=False)) == data
 
@@ -117,6 +130,32 @@ def test_calibration_shows_thresholds_before_and_after_with_the_reviewer(data, h
     text = _text(html["mrm-calibration"])
     assert "Thresholds were refitted on labels given by Bo Chen (approvals-file)." in text
     assert "0.550 – 0.700" in text and "0.500 → 0.875" in text
+
+
+def test_evaluator_validity_shows_the_reviewers_figures_before_and_after_and_the_published_ones(data, html) -> None:
+    """Done-when of issue 23 item 4: a run whose approvals file labelled answers shows the calibration step's
+    validity figures in its report, credited to the reviewer, beside the evaluators' published figures."""
+    (row,) = data["validity"]["reviewer"]["metrics"]
+    assert (row["evaluator_id"], row["metric"], row["n"], row["acceptable"]) == ("groundedness", "groundedness", 8, 5)
+    assert (row["auc"], row["before"]["accuracy"], row["after"]["accuracy"]) == (0.867, 0.5, 0.875)
+    assert row["by"] == f"reviewer labels (Bo Chen), MRM step 5, run {RUN_ID}"
+    text = _text(html["mrm-validity"])
+    assert "Labels given by Bo Chen via approvals-file in step 5." in text
+    assert "8 (5)" in text and "0.867 [0.600, 1.000]" in text  # n (acceptable), AUC [95% interval]
+    assert "0.500 [0.125, 0.875] at 0.750" in text and "0.875 [0.625, 1.000] at 0.620 *" in text  # before, after
+    assert "in-sample and optimistic" in text
+    (published,) = data["validity"]["published"]["evaluators"]
+    assert [figure["set"] for figure in published["figures"]] == ["begin_dev_wow"]
+    assert "begin_dev_wow (BEGIN benchmark (Dziri et al.), CC BY 4.0) held-out 430 0.950 [0.930, 0.970]" in text
+    assert "token_precision (0.947)" in text and "Measured by bench/validity.py on 2026-11-24" in text
+
+
+def test_without_reviewer_or_published_figures_validity_says_not_measured(unattended) -> None:
+    data = mrm_interpretation(unattended, lambda evaluator_id: {})
+    assert data["validity"]["reviewer"]["metrics"] == []
+    text = _text(str(next(s for s in mrm_sections(unattended, data) if s.id == "mrm-validity").html))
+    assert "No reviewer labelled answers in this run" in text and "reviewer labels (" not in text
+    assert "groundedness : not measured against human labels" in text  # _text spaces out the <strong> name
 
 
 def test_an_unattended_run_says_no_reviewer_and_never_calls_the_policy_a_person(unattended) -> None:

@@ -1,0 +1,1 @@
+"""Meta-evaluation: how well an evaluator's scores agree with labels people gave (outcomes analysis)."""

@@ -1,0 +1,60 @@
+"""Word overlap between an answer and its context: the one-line baselines every groundedness score must beat,
+and lexical signals of the learned groundedness model.
+
+Tokens are lower-cased runs of letters or digits, so "3.25%" gives "3" and "25" and "don't" gives "don" and
+"t": crude on purpose, because the baselines quoted beside our figures (shared/validity/README.md) are the
+plain "share of the answer's words that occur in the context"."""
+
+from collections import Counter
+from collections.abc import Iterable
+from functools import lru_cache
+
+import regex
+
+from evaluators._grounding import STOPWORDS
+
+_TOKEN = regex.compile(r"[\p{L}\p{N}]+")
+
+
+@lru_cache(maxsize=16384)
+def tokens(text: str) -> tuple[str, ...]:
+    return tuple(_TOKEN.findall(text.lower()))
+
+
+def _joined(context: str | Iterable[str]) -> str:
+    return context if isinstance(context, str) else "\n".join(context)
+
+
+def token_precision(answer: str, context: str | Iterable[str], *, without_stop_words: bool = False) -> float | None:
+    """Share of the answer's tokens that occur in the context; None when the answer has no token to check."""
+    answer_tokens = [t for t in tokens(answer) if not (without_stop_words and t in STOPWORDS)]
+    if not answer_tokens:
+        return None
+    vocabulary = set(tokens(_joined(context)))
+    return sum(token in vocabulary for token in answer_tokens) / len(answer_tokens)
+
+
+def token_f1(answer: str, context: str | Iterable[str]) -> float | None:
+    """SQuAD-style token F1 of the answer against the context (bag of tokens, counts clipped)."""
+    answer_counts, context_counts = Counter(tokens(answer)), Counter(tokens(_joined(context)))
+    if not answer_counts or not context_counts:
+        return None
+    common = sum((answer_counts & context_counts).values())
+    if common == 0:
+        return 0.0
+    precision, recall = common / sum(answer_counts.values()), common / sum(context_counts.values())
+    return 2 * precision * recall / (precision + recall)
+
+
+def ngram_precision(answer: str, context: str | Iterable[str], n: int) -> float | None:
+    """Share of the answer's n-grams (of tokens) that occur in the context: whole phrases, not loose words."""
+    answer_tokens, context_tokens = tokens(answer), tokens(_joined(context))
+    grams = [answer_tokens[i : i + n] for i in range(len(answer_tokens) - n + 1)]
+    if not grams:
+        return None
+    known = {context_tokens[i : i + n] for i in range(len(context_tokens) - n + 1)}
+    return sum(gram in known for gram in grams) / len(grams)
+
+
+def answer_length(answer: str) -> int:
+    return len(tokens(answer))
