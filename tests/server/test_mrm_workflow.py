@@ -147,8 +147,9 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
         form = reviewer.next_form()
         assert form["schema"]["title"] == "TopicModelingReview"
         assert "reviewer" in form["schema"]["required"]
-        resume_flow_run(form["run"].id, run_input=answers(form))
-        form = reviewer.next_form()
+        while form["schema"]["title"] == "TopicModelingReview":  # one form a page: the topic count is the model's
+            resume_flow_run(form["run"].id, run_input=answers(form))
+            form = reviewer.next_form()
         assert form["schema"]["title"] == "TestValidationReview"
         with pytest.raises(Exception, match="exlude"):  # a mistyped choice: the server refuses it, still paused
             resume_flow_run(form["run"].id, run_input={**answers(form), "item_1": "exlude"})
@@ -199,8 +200,9 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
     with temporary_settings({PREFECT_API_URL: server[0]}):
         form = later.next_form()
         assert form["schema"]["title"] == "TopicModelingReview"
-        resume_flow_run(form["run"].id, run_input=answers(form, reviewer="bo"))
-        later.next_form()  # the run went on to its next review
+        while form["schema"]["title"] == "TopicModelingReview":
+            resume_flow_run(form["run"].id, run_input=answers(form, reviewer="bo"))
+            form = later.next_form()  # the next topic page, then the run's next review
     second.kill()
     second.wait()
     second_run = json.loads((out / "run.json").read_text())["run_id"]
