@@ -28,6 +28,7 @@ class Row:
     context: list[str]
     answer: str
     label: int
+    group: str  # the generator of the answer (public sets) or the answer kind (independent set)
     signals: dict[str, float] | None = None
     figure_at_fault: bool = False
     groundedness: float | None = None  # the packaged evaluator's score
@@ -39,11 +40,13 @@ def load_rows() -> list[Row]:
         for line in (PUBLIC_DIR / f"{name}.jsonl").read_text(encoding="utf-8").splitlines():
             item = json.loads(line)
             context = item["context"] if isinstance(item["context"], list) else [item["context"]]
-            rows.append(Row(item["id"], name, item["question"], context, item["answer"], int(item["label"])))
+            label, group = int(item["label"]), item.get("generator", "")
+            rows.append(Row(item["id"], name, item["question"], context, item["answer"], label, group))
     verify_frozen(INDEPENDENT_SET)
     for item in load_labelled_set(INDEPENDENT_SET):
         name = INDEPENDENT_DEV if item.split == "dev" else INDEPENDENT_HELDOUT
-        rows.append(Row(item.id, name, item.question, item.context, item.answer, int(item.label == "supported")))
+        label = int(item.label == "supported")
+        rows.append(Row(item.id, name, item.question, item.context, item.answer, label, item.kind))
     return rows
 
 

@@ -4,7 +4,8 @@ Sets (bench/groundedness_sets.py): four public sets labelled by people who never
 Topical-Chat, CMU-DoG; Q² on WoW; sources and licences in bench/data/validity/README.md) and the independent
 set written for the last validity work (its dev split is training data, its heldout split is never fitted).
 
-Printed, per set, with 95% bootstrap intervals: the packaged ``groundedness`` (whose model was fitted on the
+Printed, per set, with 95% bootstrap intervals (and per generator or answer kind: n, AUC, verdicts agreeing
+with the label at the default threshold): the packaged ``groundedness`` (whose model was fitted on the
 public sets and the independent dev split, so those figures are in-sample), the rule-based ``hybrid`` it
 replaced as the default, and every baseline. Then the leave-one-dataset-out table: for each training set the
 model fitted on the other sets, measured on it (the out-of-set figure the targets are checked on), and the
@@ -45,7 +46,7 @@ from bench.groundedness_sets import (  # noqa: E402
     add_signals,
     load_rows,
 )
-from evaluators import Services  # noqa: E402
+from evaluators import Services, build_evaluator  # noqa: E402
 
 MEASURED_FILE = ROOT / "assay" / "data" / "validity" / "measured.json"
 SETS = (*TRAINING_SETS, INDEPENDENT_HELDOUT)
@@ -70,6 +71,20 @@ def show(interval: Interval) -> str:
     return f"{interval.estimate:.3f} [{interval.low:.3f}, {interval.high:.3f}]"
 
 
+def print_groups(rows: list[Row], threshold: float) -> None:
+    """Per generator (public sets) or answer kind (independent set): n, AUC where both labels occur, and the
+    share of rows whose verdict at the threshold agrees with the label, so a weak kind is not hidden."""
+    groups = sorted({row.group for row in rows})
+    cells = []
+    for group in groups:
+        members = [row for row in rows if row.group == group]
+        agree = sum((row.groundedness >= threshold) == bool(row.label) for row in members) / len(members)
+        auc = figure(members, [row.groundedness for row in members]).estimate
+        cells.append(f"{group} n={len(members)} AUC={'-' if auc is None else f'{auc:.3f}'} agree={agree:.0%}")
+    for start in range(0, len(cells), 3):
+        print("    " + "; ".join(cells[start : start + 3]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-write", action="store_true", help="do not rewrite assay/data/validity/measured.json")
@@ -77,6 +92,7 @@ def main() -> int:
     rows = load_rows()
     services = Services(embedder_factory=shared_engine)
     add_signals(rows, services)
+    threshold = build_evaluator("groundedness").threshold("groundedness")
     baselines = score_baselines([r.answer for r in rows], [r.context for r in rows], lambda: services.embedder)
     published: list[dict] = []
     best_gaps: dict[str, float] = {}
@@ -99,6 +115,7 @@ def main() -> int:
         for key, interval in base.items():
             marker = "  <- best" if key == best else ""
             print(f"  {'baseline: ' + BASELINES[key].display_name:<48}{show(interval)}{marker}")
+        print_groups(subset, threshold)
         source, licence = SOURCES[name]
         published.append({
             "set": name, "source": source, "licence": licence,
