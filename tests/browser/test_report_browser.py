@@ -5,7 +5,7 @@ from pathlib import Path
 from artifacts.report.html import render_report
 from artifacts.report.run_documents import read_folder
 from tests.artifacts.report.report_lab import build_run
-from tests.support.browser import chromium_page, skip_without_chromium
+from tests.support.browser import chromium_page, open_offline, skip_without_chromium
 
 
 def test_report_opens_offline_and_filters_work(tmp_path: Path) -> None:
@@ -15,16 +15,9 @@ def test_report_opens_offline_and_filters_work(tmp_path: Path) -> None:
     html, _ = render_report(read_folder(build_run(tmp_path / "run", hostile=True)))
     report = tmp_path / "interpretation.html"
     report.write_text(html, encoding="utf-8")
-    requests: list[str] = []
     with chromium_page("report-browser") as browser:
         page = browser.page
-
-        def block(route: object) -> None:
-            requests.append(route.request.url)
-            route.abort()
-
-        page.route(lambda url: not url.startswith("file://"), block)
-        page.goto(report.as_uri())
+        requests = open_offline(browser, report)
         for title in ("Summary", "Leaderboards", "Problems", "Eval eye"):
             expect(page.locator("nav.report-nav").get_by_role("link", name=title, exact=True)).to_be_visible()
         expect(page.locator(".js-plotly-plot .main-svg").first).to_be_attached(timeout=30_000)

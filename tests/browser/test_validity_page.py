@@ -9,7 +9,7 @@ from artifacts.validity_report import validity_html
 from assay.validity.labels import load_labelled_set
 from assay.validity.run import validate_labelled_set
 from evaluators import Services
-from tests.support.browser import chromium_page, skip_without_chromium
+from tests.support.browser import chromium_page, open_offline, skip_without_chromium
 
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 CONTEXT = "The fee is 25 pounds and payment is due within 30 days."
@@ -39,16 +39,9 @@ def test_validity_page_opens_offline(tmp_path: Path) -> None:
     validation = validate_labelled_set(load_labelled_set(labels), ["pii_leakage"], Services(), baselines=baselines)
     page_file = tmp_path / "validity.html"
     page_file.write_text(validity_html(validation.report), encoding="utf-8")
-    requests: list[str] = []
     with chromium_page("validity-page") as browser:
         page = browser.page
-
-        def block(route: object) -> None:
-            requests.append(route.request.url)
-            route.abort()
-
-        page.route(lambda url: not url.startswith("file://"), block)
-        page.goto(page_file.as_uri())
+        requests = open_offline(browser, page_file)
         for title in ("Summary", "How to read this page", "ROC-AUC of every score", "Baselines", "Not scored"):
             expect(page.locator("nav.report-nav").get_by_role("link", name=title, exact=True)).to_be_visible()
         table = page.locator("#auc-table")

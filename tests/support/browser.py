@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -81,6 +82,20 @@ def browser(request: pytest.FixtureRequest) -> Iterator[Browser]:
     """A chromium page for one test, its screenshots kept under the test's name."""
     with chromium_page(request.node.name) as session:
         yield session
+
+
+def open_offline(session: Browser, path: Path) -> list[str]:
+    """Open a local file with every non-file request refused, as a reader without network would see it; the
+    returned list fills with the addresses the page tried to reach (a report must reach none)."""
+    refused: list[str] = []
+
+    def refuse(route: Any) -> None:
+        refused.append(route.request.url)
+        route.abort()
+
+    session.page.route(lambda url: not url.startswith("file://"), refuse)
+    session.page.goto(path.as_uri())
+    return refused
 
 
 def open_resume_dialog(session: Browser, ui: str, flow_run_id: str) -> object:
