@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from artifacts.calibration_validity import validity_facts
 from artifacts.findings import find_problems, leaderboard
 from artifacts.workflow_report import (
     STEP_TITLES,
@@ -242,7 +243,7 @@ def summarise_calibration(
     calibration: Calibration, decision: Decision | Sequence[Decision] | None = None
 ) -> StepSummary:
     """``decision`` is the reviewer's labelling (who, where, when), one per review page; without one no person
-    labelled."""
+    labelled. Each metric's agreement with the labels follows, one line each (``artifacts.calibration_validity``)."""
     numbers, _ = calibration_numbers(calibration)
     labelled_by = who_decided(decision)
     facts = [
@@ -250,6 +251,7 @@ def summarise_calibration(
         f"in {numbers['rounds']} rounds",
         f"labelled by {labelled_by}",
         f"{numbers['human_passed_failures']} answers failed by a metric were passed by the reviewer",
+        *validity_facts(calibration),
     ]
     rows = [
         {

@@ -97,8 +97,9 @@ def run_workflow(**parameters: Any) -> dict[str, Any]:
 
     ready = connect(meanwhile=preload_first_step)
     from flows.mrm import mrm_workflow
-    from flows.terminal import hide_tracebacks_on_terminal
+    from flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
 
+    console_to_current_stderr()
     if not options.debug:
         hide_tracebacks_on_terminal()
     ready()

@@ -22,6 +22,7 @@ from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec,
 from assay.models.findings import Problem
 from assay.models.mrm import (
     Calibration,
+    CalibrationValidity,
     CaseValidation,
     Decision,
     FailureCluster,
@@ -30,6 +31,7 @@ from assay.models.mrm import (
     MetricCalibration,
     RobustnessReport,
     SuiteValidation,
+    ThresholdAgreement,
     Topic,
     TopicModel,
 )
@@ -266,6 +268,52 @@ def test_several_review_pages_name_each_reviewer_once() -> None:
     assert "labelled by no reviewer (no decision recorded)" in summarise_calibration(CALIBRATION, []).markdown
     single = summarise_calibration(CALIBRATION, pages[:1]).markdown
     assert "labelled by Ana via prefect-ui at 2026-11-23T10:00:00Z" in single
+
+
+def _agreement(threshold: float, accuracy: float, low: float, high: float) -> ThresholdAgreement:
+    return ThresholdAgreement(threshold=threshold, accuracy=accuracy, accuracy_low=low, accuracy_high=high)
+
+
+def test_calibration_shows_each_metrics_agreement_with_the_reviewers_labels() -> None:
+    """Per metric one line: AUC [95%], accuracy before -> after [95%] (in-sample when refitted), n, whose labels;
+    one-class labels have no AUC, an unlabelled metric says so, names from the approvals file are escaped."""
+    similarity, toxicity = CALIBRATION.metrics
+    figures = {
+        "n": 8,
+        "acceptable": 5,
+        "auc": 0.8667,
+        "auc_low": 0.6,
+        "auc_high": 1.0,
+        "before": _agreement(0.5, 0.625, 0.25, 0.875),
+        "after": _agreement(0.6123, 0.875, 0.625, 1.0),
+        "refitted": True,
+        "labelled_by": ["Ana Lima", "<b>Eve</b>"],
+    }
+    one_class = {**figures, "n": 4, "acceptable": 4, "auc": None, "auc_low": None, "auc_high": None,
+                 "after": figures["before"], "refitted": False, "labelled_by": ["Ana Lima"]}  # fmt: skip
+    unlabelled = MetricCalibration(**{**toxicity.model_dump(), "evaluator_id": "rouge", "metric": "rouge_l"})
+    labelled = CALIBRATION.model_copy(
+        update={
+            "metrics": [
+                similarity.model_copy(update={"validity": CalibrationValidity(**figures)}),
+                toxicity.model_copy(update={"validity": CalibrationValidity(**one_class)}),
+                unlabelled,
+            ]
+        }
+    )
+    lines = summarise_calibration(labelled, person("calibration", {})).markdown.split("\n")
+    assert (
+        "- similarity / score: AUC 0.867 [0.600, 1.000]; accuracy 0.625 [0.250, 0.875] -> 0.875 [0.625, 1.000] "
+        "(in-sample); n 8 (5 acceptable); labels by Ana Lima, &lt;b&gt;Eve&lt;/b&gt;" in lines
+    )
+    assert (
+        "- latency_free / toxicity: AUC not computable (one class of labels); accuracy 0.625 [0.250, 0.875] -> "
+        "0.625 [0.250, 0.875]; n 4 (4 acceptable); labels by Ana Lima" in lines
+    )
+    assert "- rouge / rouge_l: not labelled" in lines
+    unreviewed = summarise_calibration(CALIBRATION.model_copy(update={"decided_by": "no reviewer"}), None).markdown
+    assert "- agreement with people: not measured (no reviewer labelled answers)\n" in unreviewed
+    assert "AUC" not in unreviewed
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,8 @@ subprocesses. The test opens Deployments -> interactive -> Run -> Custom run, ty
 (a copied 8-document corpus, two offline evaluators, one case per topic, one perturbator per robustness step),
 submits it, excludes a topic, keeps the proposed cases, labels every calibration answer pass or fail, renames a
 failure cluster, and checks the export: decisions by "Grace Hopper" from the Prefect UI, the excluded topic absent from
-the generated suite, the guardrails reviewed by her. Screenshots are kept under
+the generated suite, the guardrails reviewed by her, the report's Evaluator validity figures credited to her
+labels. Screenshots are kept under
 ``.assay/test-screenshots/test_mrm_run_from_the_deployment_form_through_four_reviews/``.
 """
 
@@ -37,6 +38,7 @@ from tests.support.browser import (
 )
 from tests.support.prefect_server import run_created_by_form, running_prefect_server, server_environment
 from tests.support.processes import small_corpus, stop_group
+from tests.support.reports import report_section, visible_text
 
 pytestmark = pytest.mark.timeout(600)
 REPO = Path(__file__).resolve().parents[2]
@@ -373,5 +375,15 @@ def test_mrm_run_from_the_deployment_form_through_four_reviews(served: Served) -
     assert {entry["evaluator_id"] for entry in reviewed} == {"text_matching", "answer_semantic_similarity"}
     report = (out / "interpretation.html").read_text(encoding="utf-8")
     assert f"{REVIEWER} via prefect-ui" in report, "the HTML report should name who reviewed"
+    validity = report_section(report, "mrm-validity")  # her labels, as the Evaluator validity section credits them
+    assert validity.lstrip().startswith("<h2>Evaluator validity</h2>")
+    assert f"Labels given by {REVIEWER} via prefect-ui in step 5." in visible_text(validity)
+    fitted = json.loads((out / "calibration" / "calibration.json").read_text())["metrics"]
+    assert {(m["evaluator_id"], *m["validity"]["labelled_by"]) for m in fitted} == {
+        (evaluator, REVIEWER) for evaluator in EVALUATORS
+    }
+    for metric in fitted:
+        row = validity.split(f'<tr data-metric="{metric["evaluator_id"]}/{metric["metric"]}">', 1)[1]
+        assert row.split("</tr>", 1)[0].endswith(f"<td>reviewer labels ({REVIEWER}), MRM step 5, run {out.name}</td>")
     missing = sorted(set(SUMMARIES) - set(listed))
     assert not missing, f"step summaries missing from the run's Artifacts tab: {missing}"
