@@ -5,6 +5,8 @@ alarm over noise. When both runs scored enough of the same test cases (at least 
 smaller run), the cases are paired by test case key and the mean paired difference is resampled (tighter:
 each case is its own control); otherwise the two runs are resampled independently ("unpaired"). A change is
 significant when the interval lies entirely on one side of 0; with fewer than 2 cases there is no interval.
+The comparison records what it compared and what it left out (``compared``): when no test case was scored in
+both runs on any metric, nothing was comparable, and a "no regression" would be vacuous.
 
 A case "fails" an evaluator when its primary metric misses the threshold in force in that run, so a case
 that newly fails is judged by the same rules each run published. Problems are matched by a stable key
@@ -18,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from artifacts.comparison_coverage import CoverageTally, Scores
 from artifacts.gates import PROBLEMS_FILE, catalogue_from_run, thresholds_in_force
 from artifacts.report.run_documents import RunDocuments
 from assay.models.comparison import CaseChange, Comparison, MetricDelta, ProblemChange, RunReference, Unmatched
@@ -26,9 +29,6 @@ from assay.models.evaluation import on_good_side
 RESAMPLES = 2000
 CONFIDENCE = 0.95
 SEED = 0
-
-Scores = dict[str, float | None]
-"""test case key -> value (None: unscored) for one model, evaluator and metric."""
 
 
 def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = SEED) -> Comparison:
@@ -44,14 +44,22 @@ def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = S
     )
     if not set(base_models) & set(cur_models):
         unmatched.notes.append("no model key is in both runs: models are matched by key, so nothing was compared")
+    tally = CoverageTally.starting_from(
+        unmatched,
+        models_in_both=len(set(base_models) & set(cur_models)),
+        evaluators_in_both=len(set(base_catalogue) & set(cur_catalogue)),
+    )
     questions = _questions(cur) | _questions(base)
     deltas: list[MetricDelta] = []
     case_changes: list[CaseChange] = []
     for evaluator_id in [e for e in cur_catalogue if e in base_catalogue]:
         base_metrics = {metric.key: metric for metric in base_catalogue[evaluator_id]}
+        cur_metric_keys = {metric.key for metric in cur_catalogue[evaluator_id]}
+        for key in [key for key in base_metrics if key not in cur_metric_keys]:
+            tally.metric_in_one_run(evaluator_id, key, "baseline")
         for metric in cur_catalogue[evaluator_id]:
             if metric.key not in base_metrics:
-                unmatched.notes.append(f"{evaluator_id}.{metric.key}: only in the current run")
+                tally.metric_in_one_run(evaluator_id, metric.key, "current run")
                 continue
             base_threshold = base_thresholds[evaluator_id, metric.key][0]
             cur_threshold, source = cur_thresholds[evaluator_id, metric.key]
@@ -59,8 +67,9 @@ def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = S
                 before = _scores(base, evaluator_id, metric.key, model_key)
                 after = _scores(cur, evaluator_id, metric.key, model_key)
                 if before is None or after is None:
-                    unmatched.notes.append(f"{evaluator_id}.{metric.key} of {model_key}: no per-case results in a run")
+                    tally.no_results(model_key, evaluator_id, metric.key)
                     continue
+                cases = tally.triple(model_key, evaluator_id, metric.key, before, after)
                 rng = np.random.default_rng([seed, zlib.crc32(f"{model_key}|{evaluator_id}|{metric.key}".encode())])
                 delta = _delta(before, after, metric.higher_is_better, rng)
                 deltas.append(
@@ -70,7 +79,7 @@ def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = S
                         current_threshold=cur_threshold, threshold_source=source,
                         baseline_pass_rate=_pass_rate(before, base_threshold, metric.higher_is_better),
                         current_pass_rate=_pass_rate(after, cur_threshold, metric.higher_is_better),
-                        **_counts(before, "baseline"), **_counts(after, "current"), **delta,
+                        **_counts(before, "baseline"), **_counts(after, "current"), **delta, **cases,
                     )
                 )  # fmt: skip
                 if metric.is_primary:
@@ -86,6 +95,7 @@ def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = S
         case_changes=case_changes,
         problem_changes=_problem_changes(base.get(PROBLEMS_FILE), cur.get(PROBLEMS_FILE), unmatched),
         unmatched=unmatched,
+        compared=tally.coverage(),
     )
 
 

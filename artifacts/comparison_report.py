@@ -5,7 +5,7 @@ escaped for its medium (``for_markdown_cell``, autoescaped templates, ``figure_t
 import plotly.graph_objects as go
 
 from artifacts.report.page import Section, figure_html, figure_text, render, render_page
-from assay.escaping import for_markdown_cell
+from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models.comparison import Comparison, MetricDelta
 
 MAX_MARKDOWN_ROWS = 50
@@ -30,6 +30,10 @@ def comparison_markdown(comparison: Comparison) -> str:
         f"{len(resolved)} resolved.",
         f"- Deltas: current - baseline over scored cases, {comparison.confidence:.0%} bootstrap interval "
         f"({comparison.resamples} resamples, seed {comparison.seed}), paired by test case where the runs share cases.",
+        "",
+        "## What was compared",
+        "",
+        *compared_lines(comparison),
         "",
         "## Significant changes",
         "",
@@ -66,13 +70,38 @@ def comparison_markdown(comparison: Comparison) -> str:
     else:
         lines.append("The same problems in both runs.")
     lines += ["", "## Not compared", "", *_unmatched_lines(comparison)]
-    if len(rows) > MAX_MARKDOWN_ROWS or len(comparison.case_changes) > MAX_MARKDOWN_ROWS:
+    left_out = comparison.compared.left_out if comparison.compared else []
+    if max(len(rows), len(comparison.case_changes), len(left_out)) > MAX_MARKDOWN_ROWS:
         lines += ["", f"Tables are cut at {MAX_MARKDOWN_ROWS} rows; comparison.json has every row."]
     return "\n".join(lines) + "\n"
 
 
+def compared_lines(comparison: Comparison) -> list[str]:
+    """How much was compared and what was left out, first, so that "0 worse" is read against it."""
+    compared = comparison.compared
+    if compared is None:
+        return ["Not recorded: this comparison was written before comparison schema version 2."]
+    lines = []
+    if compared.nothing_comparable:
+        lines += [f"**Nothing was comparable**: {for_markdown_text(compared.nothing_comparable_reason)}. No "
+                  "regression, and no absence of one, can be concluded from this comparison.", ""]  # fmt: skip
+    lines.append(
+        f"- {compared.metrics_compared} of {compared.metrics_in_both} (model, evaluator, metric) in both runs compared "
+        f"case by case; {compared.cases_matched} test cases in both runs, {compared.cases_compared} scored in both."
+    )
+    if compared.left_out:
+        lines += ["", "| left out | reason | detail |", "|---|---|---|"]
+        lines += [f"| {for_markdown_cell(item.item)} | {item.reason} | {for_markdown_cell(item.detail)} |"
+                  for item in compared.left_out[:MAX_MARKDOWN_ROWS]]  # fmt: skip
+    return lines
+
+
 def _unmatched_lines(comparison: Comparison) -> list[str]:
+    """What "What was compared" does not already list: problems not compared; everything for old documents."""
     unmatched = comparison.unmatched
+    notes = [f"- {for_markdown_cell(note)}" for note in unmatched.notes]
+    if comparison.compared is not None:
+        return notes or ["Nothing else was left out (see What was compared)."]
     parts = {
         "models only in the baseline": unmatched.models_only_in_baseline,
         "models only in the current run": unmatched.models_only_in_current,
@@ -82,8 +111,7 @@ def _unmatched_lines(comparison: Comparison) -> list[str]:
     lines = [
         f"- {name}: {', '.join(for_markdown_cell(item) for item in items)}" for name, items in parts.items() if items
     ]
-    lines += [f"- {for_markdown_cell(note)}" for note in unmatched.notes]
-    return lines or ["Everything in one run was matched in the other."]
+    return lines + notes or ["Everything in one run was matched in the other."]
 
 
 def comparison_html(comparison: Comparison) -> str:
@@ -100,6 +128,7 @@ def comparison_html(comparison: Comparison) -> str:
     )
     ordered = sorted(comparison.deltas, key=lambda d: (d.change not in ("worse", "better"), not d.is_primary))
     sections = [
+        Section("compared", "What was compared", render("comparison/compared.html.j2", comparison=comparison)),
         Section("overview", "Overview", overview),
         Section(
             "deltas",

@@ -1,6 +1,7 @@
 """A re-validation run judged against its approved baseline: gates on the run itself, the comparison with
-the baseline, and the verdict that fails the run when either finds something. Pure: the documents to
-publish and the Markdown for the Prefect run are returned, nothing is written here."""
+the baseline, and the verdict that fails the run when either finds something. A comparison in which no test
+case was scored in both runs is "not comparable", never "pass": it fails the run too, with its reason. Pure:
+the documents to publish and the Markdown for the Prefect run are returned, nothing is written here."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -12,7 +13,7 @@ from artifacts.report.run_documents import RunDocuments
 from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models.comparison import Comparison
 from assay.models.gates import FailOn, Gate
-from assay.models.revalidation import BaselineApproval, RevalidationVerdict
+from assay.models.revalidation import BaselineApproval, RevalidationVerdict, Verdict
 
 FOLDER = "revalidation"
 """Where a re-validation's own documents go, inside the run's export folder."""
@@ -40,13 +41,18 @@ def assess(
         approval, baseline_run = baseline
         comparison = compare_runs(baseline_run, current)
         comparison.gates = report
-        if fail_on_regression and comparison.regressed:
+        if comparison.nothing_comparable and comparison.compared is not None:
+            reasons.append(
+                f"not comparable with baseline run {approval.run_id}: {comparison.compared.nothing_comparable_reason}"
+            )
+        elif fail_on_regression and comparison.regressed:
             reasons.append(
                 f"regression against baseline run {approval.run_id}: {len(comparison.significantly_worse)} metric(s) "
                 f"significantly worse, {len(comparison.newly_failing)} case(s) newly failing"
             )
     changes = significant(comparison) if comparison else []
     verdict = RevalidationVerdict(
+        verdict=_verdict(comparison, reasons),
         name=name,
         run_id=current.run_id,
         baseline=approval,
@@ -59,6 +65,7 @@ def assess(
         gates=report,
         breached=bool(reasons),
         reasons=reasons,
+        compared=comparison.compared if comparison else None,
     )
     documents: dict[str, Any] = {
         f"{FOLDER}/verdict.json": verdict.model_dump(mode="json"),
@@ -71,10 +78,23 @@ def assess(
     return verdict, documents, verdict_markdown(verdict, comparison)
 
 
+def _verdict(comparison: Comparison | None, reasons: list[str]) -> Verdict:
+    if comparison is not None and comparison.nothing_comparable:
+        return "not comparable"
+    if reasons:
+        return "fail"
+    return "pass" if comparison is not None else "no baseline"
+
+
+STATUS = {"pass": "**passed**", "fail": "**FAILED**", "not comparable": "**FAILED: not comparable**",
+          "no baseline": "**no baseline**, nothing compared"}  # fmt: skip
+"""The artifact's headline per verdict; "not comparable" ends the run Failed like "fail"."""
+
+
 def verdict_markdown(verdict: RevalidationVerdict, comparison: Comparison | None) -> str:
     """The Prefect run's artifact: the verdict first, then who approved the baseline, then the details."""
     cell = for_markdown_cell
-    status = "**FAILED**" if verdict.breached else "**passed**"
+    status = STATUS[verdict.verdict]
     lines = [f"# Re-validation {cell(verdict.name)}: {status}", "", f"- Run: {cell(verdict.run_id or '-')}"]
     if verdict.baseline is not None:
         approval = verdict.baseline

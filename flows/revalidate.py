@@ -1,6 +1,6 @@
 """Scheduled re-validation: evaluate the production hosts on a fixed suite, each run in its own folder, judge
 the run against the approved baseline and fail it (so a Prefect automation can notify) when a gate is
-breached or a metric regressed."""
+breached, a metric regressed, or nothing could be compared with the baseline (never a vacuous pass)."""
 
 from typing import Any
 
@@ -13,6 +13,10 @@ from tasks.revalidate import checked_gates, judge_against_baseline
 
 class RevalidationFailed(RuntimeError):
     """Raised to end the flow run Failed; the message lists every reason."""
+
+
+class RevalidationNotComparable(RevalidationFailed):
+    """Failed too, but named apart: no test case was scored in both the run and its baseline on any metric."""
 
 
 @flow(name="revalidation", log_prints=True, persist_result=False)
@@ -31,13 +35,16 @@ def revalidation_flow(
     ``baseline``: a run id to compare with instead of the one approved with ``assay baseline approve``;
     ``gates``: expressions such as ``groundedness>=0.8`` (pass rate per model); ``fail_on``: fail on problems
     of that severity or worse; ``fail_on_regression``: fail when a metric is significantly worse than in the
-    baseline (95% bootstrap interval below zero) or a case newly fails."""
+    baseline (95% bootstrap interval below zero) or a case newly fails. A run with nothing comparable to its
+    baseline (no test case scored in both on any metric) ends Failed, verdict "not comparable"."""
     evaluator_ids = evaluators or DEFAULT_EVALUATORS
     checked = checked_gates(gates or [], evaluator_ids)
     summary = evaluate_flow(out=out, suite=suite, hosts=hosts, evaluators=evaluator_ids, name=name)
     verdict = judge_against_baseline(name, summary["run_id"], baseline, checked, fail_on, fail_on_regression)
     baseline_text = verdict["baseline"]["run_id"] if verdict["baseline"] else "none"
     print(f"re-validation {name}: run {summary['run_id']}, baseline {baseline_text}")
+    if verdict["verdict"] == "not comparable":
+        raise RevalidationNotComparable("; ".join(verdict["reasons"]))
     if verdict["breached"]:
         raise RevalidationFailed("; ".join(verdict["reasons"]))
     return verdict

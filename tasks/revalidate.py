@@ -79,7 +79,7 @@ def judge_against_baseline(
     create_markdown_artifact(
         markdown=markdown,
         key=prefect_key("revalidation", name),
-        description=f"Re-validation {name}: {'FAILED' if verdict.breached else 'passed'}",
+        description=f"Re-validation {name}: {verdict.verdict}",
         _sync=True,
     )
     return verdict.model_dump(mode="json")

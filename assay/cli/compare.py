@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.table import Table
 
-from assay.cli.common import console, user_errors
+from assay.cli.common import console, show_error, user_errors
 from assay.cli.gates import GATE_BREACHED, GATE_HELP, print_gates
 from assay.escaping import for_terminal
 
@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from assay.models.comparison import Comparison
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+NOTHING_COMPARABLE = 4
+"""Exit code of ``assay compare`` when no test case was scored in both runs on any metric: "no regression"
+would be vacuous, so it is never exit 0."""
+MAX_LEFT_OUT_LINES = 10
 
 
 def compare(
@@ -35,7 +39,7 @@ def compare(
         typer.Option(
             "--fail-on-regression",
             help="Exit 3 when a metric got significantly worse (its 95% interval entirely on the bad side of 0) "
-            "or a case newly fails.",
+            "or a case newly fails. Nothing comparable is exit 4 with or without this option.",
         ),
     ] = False,
 ) -> None:
@@ -44,7 +48,9 @@ def compare(
 
     Exit codes: 0 compared (and, when asked, no regression and every gate passed); 1 unexpected error;
     2 bad input (a run that cannot be read, a bad gate); 3 --fail-on-regression found a regression, or a
-    --gate / --fail-on on the current run was breached."""
+    --gate / --fail-on on the current run was breached; 4 nothing comparable (no test case scored in both
+    runs on any metric both have: no case key, model, evaluator or metric in common, or all unscored), with or
+    without --fail-on-regression (it wins over 3); the files are still written and say what was left out and why."""
     from artifacts.comparison import compare_runs
     from artifacts.comparison_report import comparison_html, comparison_markdown
     from artifacts.gates import catalogue_from_run, check_gates, parse_gates, validate_gates
@@ -70,6 +76,12 @@ def compare(
     if comparison.gates is not None:
         print_gates(comparison.gates)
     console.print(f"comparison: {for_terminal(folder)}/comparison.{{json,md,html}}", highlight=False)
+    if comparison.nothing_comparable and comparison.compared is not None:
+        show_error(
+            f"nothing comparable: {comparison.compared.nothing_comparable_reason}; "
+            f"{folder}/comparison.md lists what was left out and why (exit {NOTHING_COMPARABLE})"
+        )
+        raise typer.Exit(code=NOTHING_COMPARABLE)
     breached = comparison.gates is not None and comparison.gates.breached
     if (fail_on_regression and comparison.regressed) or breached:
         raise typer.Exit(code=GATE_BREACHED)
@@ -111,17 +123,30 @@ def print_changes(comparison: "Comparison") -> None:
             f"{for_terminal(case.test_case_key)}: {_number(case.baseline_value)} -> {_number(case.current_value)}",
             highlight=False,
         )
-    unmatched = comparison.unmatched
-    for label, items in (
-        ("models only in the baseline", unmatched.models_only_in_baseline),
-        ("models only in the current run", unmatched.models_only_in_current),
-        ("evaluators only in the baseline", unmatched.evaluators_only_in_baseline),
-        ("evaluators only in the current run", unmatched.evaluators_only_in_current),
-    ):
-        if items:
-            console.print(f"[yellow]not compared[/] {label}: {for_terminal(', '.join(items))}", highlight=False)
-    for note in unmatched.notes:
+    print_left_out(comparison)
+
+
+def print_left_out(comparison: "Comparison") -> None:
+    """How much was compared, then what was not and why (the first few; comparison.md has them all)."""
+    compared = comparison.compared
+    for note in comparison.unmatched.notes:
         console.print(f"[yellow]not compared[/] {for_terminal(note)}", highlight=False)
+    if compared is None:
+        return
+    style = "red" if compared.nothing_comparable else "green"
+    console.print(
+        f"compared: [{style}]{compared.metrics_compared}[/] of {compared.metrics_in_both} (model, evaluator, "
+        f"metric) in both runs, case by case; {compared.cases_matched} test cases in both runs, "
+        f"[{style}]{compared.cases_compared}[/] scored in both",
+        highlight=False,
+    )
+    for item in compared.left_out[:MAX_LEFT_OUT_LINES]:
+        console.print(
+            f"[yellow]left out[/] {for_terminal(item.item)}: {item.reason} ({for_terminal(item.detail)})",
+            highlight=False,
+        )
+    if len(compared.left_out) > MAX_LEFT_OUT_LINES:
+        console.print(f"... and {len(compared.left_out) - MAX_LEFT_OUT_LINES} more left out (comparison.md)")
 
 
 def _load(reference: str) -> "RunDocuments":

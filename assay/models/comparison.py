@@ -7,8 +7,19 @@ from pydantic import Field
 from assay.models.base import DomainModel, PersistedModel
 from assay.models.gates import GateReport
 
+COMPARISON_SCHEMA_VERSION = 2
+"""2: ``compared`` (what was compared, what was left out and why) and each delta's matched/compared cases."""
+
 Change = Literal["better", "worse", "no significant change", "not comparable"]
 CaseChangeKind = Literal["newly fails", "newly passes", "newly unscored", "newly scored"]
+LeftOutReason = Literal[
+    "model only in one run",
+    "evaluator only in one run",
+    "metric only in one run",
+    "no per-case results",
+    "no case in common",
+    "all unscored",
+]
 
 
 class RunReference(DomainModel):
@@ -32,6 +43,10 @@ class MetricDelta(DomainModel):
     ci_high: float | None
     pairing: Literal["paired", "unpaired"] | None
     paired_cases: int = 0
+    matched_cases: int = Field(default=0, description="Test case keys this model and evaluator have in both runs.")
+    compared_cases: int = Field(
+        default=0, description="Of the matched cases, those this metric scored in both runs (compared case by case)."
+    )
     baseline_scored: int
     current_scored: int
     baseline_unscored: int
@@ -74,7 +89,37 @@ class Unmatched(DomainModel):
     notes: list[str] = Field(default_factory=list, description="Anything else that could not be compared, and why.")
 
 
+class LeftOut(DomainModel):
+    """Something one run has that was not compared case by case, and why."""
+
+    item: str = Field(description="'model KEY', 'evaluator ID', 'EVALUATOR.METRIC' or 'MODEL / EVALUATOR.METRIC'.")
+    reason: LeftOutReason
+    detail: str = Field(default="", description="Which run has it, or the counts behind the reason.")
+
+
+class Coverage(DomainModel):
+    """What a comparison actually compared: a comparison of nothing must not read as "0 worse"."""
+
+    metrics_compared: int = Field(
+        description="(model, evaluator, metric) triples with at least one test case scored in both runs."
+    )
+    metrics_in_both: int = Field(description="(model, evaluator, metric) triples both runs have, compared or not.")
+    cases_matched: int = Field(
+        description="Distinct test case keys found in both runs for a model and evaluator both runs have."
+    )
+    cases_compared: int = Field(description="Distinct test case keys scored in both runs on some compared metric.")
+    left_out: list[LeftOut] = Field(default_factory=list, description="What was not compared case by case, and why.")
+    nothing_comparable_reason: str = Field(
+        default="", description="Why no case and metric could be compared; empty when something was."
+    )
+
+    @property
+    def nothing_comparable(self) -> bool:
+        return self.metrics_compared == 0
+
+
 class Comparison(PersistedModel):
+    schema_version: int = COMPARISON_SCHEMA_VERSION
     baseline: RunReference
     current: RunReference
     confidence: float = 0.95
@@ -85,6 +130,15 @@ class Comparison(PersistedModel):
     problem_changes: list[ProblemChange] = Field(default_factory=list)
     unmatched: Unmatched = Field(default_factory=Unmatched)
     gates: GateReport | None = Field(default=None, description="The current run's gates, when any were given.")
+    compared: Coverage | None = Field(
+        default=None,
+        description="What was compared, what was left out and why; None in documents written before schema 2.",
+    )
+
+    @property
+    def nothing_comparable(self) -> bool:
+        """No case and metric were compared: "no regression" would be vacuous (unknown for old documents)."""
+        return self.compared is not None and self.compared.nothing_comparable
 
     @property
     def significantly_worse(self) -> list[MetricDelta]:

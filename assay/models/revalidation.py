@@ -2,12 +2,19 @@
 gates, the regressions, and whether the run must fail so that an automation can notify someone."""
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from assay.models.base import PersistedModel
+from assay.models.comparison import Coverage
 from assay.models.gates import GateReport
+
+VERDICT_SCHEMA_VERSION = 2
+"""2: ``verdict`` (pass, fail, not comparable, no baseline) and ``compared``; older documents get ``verdict``
+from ``breached`` and whether a baseline was named."""
+
+Verdict = Literal["pass", "fail", "not comparable", "no baseline"]
 
 
 class BaselineApproval(BaseModel):
@@ -20,6 +27,12 @@ class BaselineApproval(BaseModel):
 
 
 class RevalidationVerdict(PersistedModel):
+    schema_version: int = VERDICT_SCHEMA_VERSION
+    verdict: Verdict = Field(
+        description="pass: compared with the baseline, nothing failed; fail: a gate, --fail-on or a regression; "
+        "not comparable: a baseline was named but no test case was scored in both runs on any metric (the run "
+        "fails: no regression can be concluded); no baseline: none approved yet, or the run is the baseline."
+    )
     name: str
     run_id: str | None
     baseline: BaselineApproval | None = None
@@ -32,3 +45,15 @@ class RevalidationVerdict(PersistedModel):
     gates: GateReport
     breached: bool
     reasons: list[str] = Field(default_factory=list, description="Why the run fails; empty when it passes.")
+    compared: Coverage | None = Field(
+        default=None, description="What the comparison with the baseline compared and left out; None without one."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _verdict_of_version_1(cls, data: Any) -> Any:
+        """A version-1 document has no ``verdict``: it failed when breached, else passed if it had a baseline."""
+        if isinstance(data, dict) and "verdict" not in data:
+            verdict = "fail" if data.get("breached") else "pass" if data.get("baseline") else "no baseline"
+            return {**data, "verdict": verdict}
+        return data

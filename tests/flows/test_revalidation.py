@@ -85,6 +85,26 @@ def test_a_drifted_system_fails_against_the_approved_baseline(small_suite: Path)
     assert "newly fails" in markdown
     assert "assay artifacts get evaluations/" in _artifact(f"report-evaluation-report-{NAME}-where")
 
+    DriftingHost.drifted = False  # a good system on a suite whose case keys changed: nothing to compare it with
+    third = _run(_renamed(small_suite))
+    assert third.is_failed() and "not comparable with baseline run " + verdict["run_id"] in third.message
+    third_folder = next(path for path in sorted(first_folder.parent.iterdir()) if path not in runs
+                        and (path / "revalidation").is_dir())  # fmt: skip
+    outcome = json.loads((third_folder / "revalidation" / "verdict.json").read_text())
+    assert outcome["verdict"] == "not comparable" and outcome["compared"]["cases_compared"] == 0
+    assert _artifact(f"revalidation-{NAME}").startswith(f"# Re-validation {NAME}: **FAILED: not comparable**")
+
+
+def _renamed(suite: Path) -> Path:
+    """The same suite with every test case key changed, as when a suite is regenerated."""
+    document = json.loads(suite.read_text())
+    for test in document["tests"]:
+        for case in test["test_cases"]:
+            case["key"] = f"renamed-{case['key']}"
+    renamed = suite.with_name("renamed-suite.json")
+    renamed.write_text(json.dumps(document))
+    return renamed
+
 
 def test_a_misspelled_gate_fails_before_any_host_is_asked(small_suite: Path) -> None:
     exports = load_settings().home / "exports"

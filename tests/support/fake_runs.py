@@ -1,5 +1,7 @@
 """Small run exports built in memory, in the layout ``assay evaluate`` writes (for gates and comparisons)."""
 
+import json
+from pathlib import Path
 from typing import Any
 
 from artifacts.report.run_documents import RunDocuments
@@ -48,3 +50,12 @@ def problem(severity: str, *, evaluator: str = "groundedness", model: str = "rag
         attributes["test_case_key"] = case
     return {"description": f"{severity} problem", "severity": severity, "problem_type": "accuracy",
             "problem_code": "AVID / P0204 / Accuracy", "attributes": attributes, "actions": []}  # fmt: skip
+
+
+def write_run(run: RunDocuments, folder: Path) -> Path:
+    """The run as an export folder, for commands that read run folders (``assay compare``)."""
+    for name, document in run.documents.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document) if name.endswith(".json") else str(document), encoding="utf-8")
+    return folder
