@@ -26,6 +26,20 @@ RUNS_PREFIX = "runs"
 _POINTERS = f"{RUNS_PREFIX}/by-inputs"
 
 
+class RunDecision(BaseModel):
+    """One reviewer decision of the run, as its state and ``run.json`` list it; the decision itself is the
+    artifact version named here."""
+
+    step: str
+    decided_by: str
+    reviewer: str = ""
+    source: str = ""
+    decided_at: str = ""
+    artifact: str = Field(description="The decision's artifact name in the artifact store.")
+    version: int
+    sha256: str
+
+
 class RunRecord(BaseModel):
     run_id: str
     fingerprint: str
@@ -40,6 +54,7 @@ class RunRecord(BaseModel):
         default_factory=dict, description="SHA-256 of each input's content (corpus files, suite, hosts...)."
     )
     export: str = Field(default="", description="The folder the run's files were exported to.")
+    decisions: list[RunDecision] = Field(default_factory=list, description="Its reviewer decisions, by step.")
 
 
 def fingerprint(*parts: Any) -> str:
@@ -126,10 +141,24 @@ class RunStates:
 
     def exported_to(self, record: RunRecord, folder: str) -> RunRecord:
         """Record where the run's files are exported (known once the run id is, when it names the folder)."""
-        return self._save(record.model_copy(update={"export": folder}))
+        return self._save(record.model_copy(update={"export": folder, "decisions": self._decisions(record)}))
 
     def finish(self, record: RunRecord) -> RunRecord:
-        return self._save(record.model_copy(update={"status": "complete", "finished_at": datetime.now(UTC)}))
+        update = {"status": "complete", "finished_at": datetime.now(UTC), "decisions": self._decisions(record)}
+        return self._save(record.model_copy(update=update))
+
+    def record_decision(self, run_id: str, decision: RunDecision) -> None:
+        """List a decision in the run's state (replacing an earlier one of its step); no state, nothing to do."""
+        record = self.get(run_id)
+        if record is None:
+            return
+        kept = [entry for entry in record.decisions if entry.step != decision.step]
+        self._save(record.model_copy(update={"decisions": [*kept, decision]}))
+
+    def _decisions(self, record: RunRecord) -> list[RunDecision]:
+        """The decisions stored for the run: a caller's copy of its record predates those taken since."""
+        stored = self.get(record.run_id)
+        return stored.decisions if stored is not None else record.decisions
 
     def _unfinished(self, inputs_fingerprint: str) -> RunRecord | None:
         try:

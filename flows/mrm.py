@@ -206,9 +206,9 @@ def mrm_workflow(
         {"library_s": round(library_seconds(_flow_run_id()), 3)},
     )
     steps.publish_step("artifacts", quote(documents), str(run.out_dir), run.prefix, run.id)
+    run.finish()  # every step is done: the report, rendered from the export, must read the run as complete
     report = render_run_report(str(run.out_dir), run.prefix, run.id, "mrm-workflow")
     link_report(f"MRM report {name}", report, f"{run.prefix}/{REPORT_FILE}", run.id)
-    run.finish()
     return documents["workflow_summary.json"]
 
 

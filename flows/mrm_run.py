@@ -20,7 +20,8 @@ from assay.models.evaluation import EvaluationResult
 from assay.models.workflow import MrmParameters
 from assay.mrm.approvals import DecisionStore, load_approvals
 from assay.runs import RunRecord, RunStates, StepTimings, export_folder, fingerprint, folder_fingerprint
-from assay.storage.factory import open_object_store
+from assay.storage.artifacts import ArtifactStore
+from assay.storage.factory import open_object_store, open_signer
 from evaluators.selection import run_parameters
 from flows.attempts import claim_run
 from flows.review import ReviewContext
@@ -108,7 +109,7 @@ class WorkflowRun:
             f"{len(configs)} host(s), export to {out_dir}"
         )
         review = ReviewContext(
-            store=DecisionStore(store, record.run_id),
+            store=DecisionStore(ArtifactStore(store, signer=open_signer(settings)), record.run_id),
             interactive=interactive,
             approvals=approvals_file,
             page_size=parameters.calibration.page_size,

@@ -11,7 +11,7 @@ from typing import Any
 
 from artifacts.report.figures import evaluator_figures
 from artifacts.report.interpretation import verdict
-from artifacts.report.page import Section, render
+from artifacts.report.page import Section, packed, render
 
 DISPLAY_LIMIT = 4000
 """Characters of one answer, question or context chunk shown in the page; a megabyte answer would make the
@@ -92,16 +92,16 @@ def evaluation_sections(interpretation: dict[str, Any]) -> list[Section]:
         counts=counts,
         light=semaphore(counts),
         insights=len(interpretation["insights"]),
-        failing_rows=sum(case["verdict"] == "fail" for case in cases),
+        headline=interpretation.get("headline", []),
         case_rows=len(cases),
     )
     leaderboards = [leaderboard_section(evaluator, cases) for evaluator in interpretation["evaluators"]]
     eye = render(
         "evaluation/eval_eye.html.j2",
+        rows=packed(render("evaluation/eye_rows.html.j2", cases=cases, limit=DISPLAY_LIMIT)),
         cases=cases,
         models=interpretation["models"],
         metric_options=_metric_options(interpretation),
-        limit=DISPLAY_LIMIT,
     )
     validity = [
         Section(

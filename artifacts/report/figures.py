@@ -165,10 +165,10 @@ class _PlainFigure:
             changes["template"] = _template(changes["template"])
         self.figure["layout"].update(changes)
 
-    def to_html(self, **options: Any) -> str:
+    def to_json(self) -> str:
         import plotly.io
 
-        return plotly.io.to_html(self.figure, validate=False, **options)
+        return plotly.io.to_json(self.figure, validate=False)
 
 
 def evaluator_figures(evaluator: dict[str, Any], cases: list[dict[str, Any]]) -> list[Markup]:

@@ -1,11 +1,12 @@
-"""The HTML report of a run: an evaluation's sections, plus the MRM sections for an MRM run, on the shared
+"""The HTML report of a run: an evaluation's sections; for an MRM run, an executive summary and the MRM
+sections first (what a committee reads), the automated evaluation's sections after them, on the shared
 self-contained page. Returns the interpretation too, so callers write the HTML and its JSON twin together."""
 
 from typing import Any
 
 from artifacts.report.evaluation_sections import evaluation_sections
 from artifacts.report.interpretation import build_interpretation
-from artifacts.report.page import Section, render_page
+from artifacts.report.page import Section, render, render_page
 from artifacts.report.run_documents import RunDocuments
 
 
@@ -14,9 +15,15 @@ def render_report(run: RunDocuments) -> tuple[str, dict[str, Any]]:
     interpretation = build_interpretation(run)
     sections: list[Section] = evaluation_sections(interpretation)
     if run.kind == "mrm":
+        from artifacts.report.executive_summary import executive_summary
         from artifacts.report.mrm_sections import mrm_sections
 
-        sections += mrm_sections(run, interpretation.get("mrm"))
+        summary = Section(
+            "executive-summary",
+            "Executive summary",
+            render("mrm/executive.html.j2", part=executive_summary(interpretation)),
+        )
+        sections = [summary, *mrm_sections(run, interpretation.get("mrm")), *sections]
     overview = interpretation["overview"]
     kind = "MRM validation report" if run.kind == "mrm" else "Evaluation report"
     subtitle = f"run {overview['run_id'] or 'unknown'}, created {overview['created'] or 'unknown'}"

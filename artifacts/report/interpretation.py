@@ -9,6 +9,7 @@ from typing import Any
 
 from artifacts.evaluation_results import LAB_FILE, row_context
 from artifacts.report.evaluator_validity import PublishedLookup, evaluation_validity
+from artifacts.report.headline import primary_metric_headline
 from artifacts.report.run_documents import RunDocuments
 from assay.models.evaluation import on_good_side
 from assay.runs import RUN_FILE
@@ -293,6 +294,7 @@ def build_interpretation(run: RunDocuments, published: PublishedLookup = publish
         "cases": _case_rows(evaluation, evaluators),
         "validity": evaluation_validity(evaluators, published),
     }
+    interpretation["headline"] = primary_metric_headline(evaluators, interpretation["cases"])
     if run.kind == "mrm":
         from artifacts.report.mrm_sections import mrm_interpretation
 

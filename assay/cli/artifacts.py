@@ -1,15 +1,18 @@
-"""``assay artifacts list|get|verify``: what compliance staff use to retrieve and check artifacts."""
+"""``assay artifacts list|get|verify|bundle``: what compliance staff use to retrieve and check artifacts."""
 
+import hashlib
 import json
 import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
+from assay.cli.artifact_listing import print_listing
 from assay.cli.common import console, errors, user_errors
 from assay.escaping import for_terminal
+from assay.models.artifacts import VerificationReport
+from assay.storage.run_artifacts import run_versions
 
 app = typer.Typer(help="List, retrieve and verify versioned artifacts.", no_args_is_help=True)
 
@@ -25,32 +28,25 @@ def _store():  # type: ignore[no-untyped-def]
 def list_(
     prefix: Annotated[str, typer.Argument(help="Only names starting with this.")] = "",
     all_versions: Annotated[bool, typer.Option("--all-versions", help="Every version, not just the latest.")] = False,
-    run: Annotated[str | None, typer.Option("--run", help="Only versions produced by this run id.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    run: Annotated[
+        str | None, typer.Option("--run", help="Every version this run id produced (its decisions included).")
+    ] = None,
+    wide: Annotated[bool, typer.Option("--wide", help="The full sha256 instead of its first 12 digits.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (always the full sha256).")] = False,
 ) -> None:
-    """List artifacts (latest version of each name unless --all-versions)."""
+    """List artifacts grouped by run (latest version of each name unless --all-versions or --run)."""
     with user_errors():
         store = _store()
-        manifests = (
-            [m for name in store.names(prefix) for m in store.versions(name)] if all_versions else store.list(prefix)
-        )
-    if run is not None:
-        manifests = [manifest for manifest in manifests if manifest.producer.run_id == run]
+        if run is not None:
+            manifests = run_versions(store, run, prefix)
+        elif all_versions:
+            manifests = [manifest for name in store.names(prefix) for manifest in store.versions(name)]
+        else:
+            manifests = store.list(prefix)
     if as_json:
-        console.print_json(json.dumps([m.model_dump(mode="json") for m in manifests]))
+        typer.echo(json.dumps([manifest.model_dump(mode="json") for manifest in manifests], indent=2))
         return
-    table = Table("name", "version", "size", "sha256", "created", "run")
-    for manifest in manifests:
-        table.add_row(
-            for_terminal(manifest.name),
-            str(manifest.version),
-            str(manifest.size),
-            manifest.sha256[:12],
-            manifest.created_at.isoformat(timespec="seconds"),
-            for_terminal(manifest.producer.run_id),
-        )
-    console.print(table)
-    console.print(f"{len(manifests)} artifact version(s) in {for_terminal(store.store.describe())}", highlight=False)
+    print_listing(console, manifests, wide=wide, where=store.store.describe())
 
 
 @app.command("get")
@@ -76,11 +72,39 @@ def get(
 
 
 @app.command("verify")
-def verify(prefix: Annotated[str, typer.Argument(help="Only names starting with this.")] = "") -> None:
-    """Check every version against its hash, its chain and the signed journal; exit 1 and list every problem
-    when anything was tampered with. What could not be checked (no key, no journal) is said too."""
+def verify(
+    prefix: Annotated[str, typer.Argument(help="Only names starting with this.")] = "",
+    bundle: Annotated[
+        Path | None, typer.Option("--bundle", help="Re-verify this run bundle offline instead of the store.")
+    ] = None,
+) -> None:
+    """Check every version against its hash, its chain and the signed journal, or a run bundle offline.
+
+    Exit 1 and list every problem when anything was tampered with; what could not be checked (no key, no
+    journal) is said too. With --bundle, a zip made by 'assay artifacts bundle' is checked with only its
+    bytes and the signing key, and each edited, missing or added member is named."""
     with user_errors():
-        report = _store().verify(prefix)
+        if bundle is not None and prefix:
+            raise ValueError(f"give a PREFIX or --bundle, not both (got {prefix!r} and {bundle})")
+        if bundle is None:
+            report = _store().verify(prefix)
+        else:
+            from assay.config import load_settings
+            from assay.storage.bundles import verify_bundle
+            from assay.storage.factory import open_signer
+
+            report = verify_bundle(bundle.read_bytes(), open_signer(load_settings()))
+    _print_report(report)
+    what = "member(s) of the bundle" if bundle is not None else "artifact version(s)"
+    status = "OK" if report.ok else f"{len(report.issues)} problem(s)"
+    if report.ok and report.unchecked:
+        status += f", but {len(report.unchecked)} kind(s) of tampering could not be checked (see above)"
+    console.print(f"verified {report.checked} {what} and {report.journal_entries} journal entries: {status}")
+    if not report.ok:
+        raise typer.Exit(code=1)
+
+
+def _print_report(report: VerificationReport) -> None:
     for issue in report.issues:
         where = f" v{issue.version}" if issue.version else ""
         entry = f" (journal entry {issue.seq})" if issue.seq else ""
@@ -91,11 +115,40 @@ def verify(prefix: Annotated[str, typer.Argument(help="Only names starting with 
         )
     for note in report.unchecked:
         errors.print(f"[yellow]not checked[/] {for_terminal(note)}", highlight=False, soft_wrap=True)
-    status = "OK" if report.ok else f"{len(report.issues)} problem(s)"
-    if report.ok and report.unchecked:
-        status += f", but {len(report.unchecked)} kind(s) of tampering could not be checked (see above)"
+
+
+@app.command("bundle")
+def bundle(
+    run: Annotated[str, typer.Argument(help="The run id.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The zip to write, e.g. run.zip.")],
+) -> None:
+    """Write one run's evidence to a zip and print its sha256.
+
+    The zip holds every artifact version the run produced with its manifest (its decisions included), its
+    state, the journal entries of those versions and a signed verification record. Keep the printed sha256
+    with the bundle. Exit 1 when a version failed its checks (the record says which)."""
+    from assay.storage.bundles import build_bundle
+
+    with user_errors():
+        data, record = build_bundle(_store(), run)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+    failed = [check for check in record.versions if not check.ok]
+    for check in failed:
+        errors.print(
+            f"[red]failed[/] {for_terminal(check.name)} v{check.version}: content matches manifest "
+            f"{check.content_matches_manifest}, manifest matches journal {check.manifest_matches_journal}, "
+            f"signature {check.signature}",
+            highlight=False,
+            soft_wrap=True,
+        )
+    decisions = sum(check.kind == "decision" for check in record.versions)
     console.print(
-        f"verified {report.checked} artifact version(s) and {report.journal_entries} journal entries: {status}"
+        f"{len(record.versions)} artifact version(s) of run {for_terminal(run)} ({decisions} decision(s)), "
+        f"{sum(check.journal_entry is not None for check in record.versions)} journal entries, "
+        f"{len(record.members) + 1} member(s)",
+        highlight=False,
     )
-    if not report.ok:
+    console.print(f"sha256 {hashlib.sha256(data).hexdigest()}  {for_terminal(out)}", highlight=False, soft_wrap=True)
+    if failed:
         raise typer.Exit(code=1)

@@ -92,6 +92,11 @@ VerificationProblem = Literal[
     "broken_journal_chain",
     "duplicate_journal_entry",
     "truncated_journal",
+    # a run bundle disagrees with its verification record (see assay.storage.bundles)
+    "unreadable_bundle",
+    "missing_member",
+    "unexpected_member",
+    "forged_bundle_record",
 ]
 
 

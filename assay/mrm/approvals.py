@@ -1,7 +1,7 @@
 """Reviewer decisions of the MRM workflow, from a person (Prefect UI form or an approvals file) or a policy.
 
-Decisions are stored per run in the object store (``runs/<run id>/decisions/<step>.json``) as they are made,
-so resuming the same run after a crash reuses them instead of asking the reviewer again, while a new run asks
+Decisions are stored per run as artifacts (``runs/<run id>/decisions/<step>.json``) as they are made, so
+resuming the same run after a crash reuses them instead of asking the reviewer again, while a new run asks
 again and never inherits another run's decisions. A decision names the reviewer, its source and
 when it was taken; before it is accepted it is checked against what the step offered (``check_decision``).
 """
@@ -15,11 +15,13 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, ValidationError
 
+from assay.models.artifacts import ArtifactManifest, Producer
 from assay.models.base import DomainModel
 from assay.models.mrm import Decision
-from assay.runs import RUNS_PREFIX
-from assay.storage.base import ObjectStore
-from assay.storage.errors import ObjectNotFoundError
+from assay.runs import RUNS_PREFIX, RunDecision, RunStates
+from assay.storage.artifacts import ArtifactStore
+from assay.storage.errors import ArtifactNotFoundError, ObjectNotFoundError
+from assay.storage.run_artifacts import DECISIONS_FLOW, decision_artifact_name
 
 STEPS = ("topic-modeling", "test-validation", "calibration", "failure-clustering")
 
@@ -126,25 +128,36 @@ def _now() -> str:
 
 
 class DecisionStore:
-    """Decisions already taken in one run, kept in the object store beside the run's state
-    (``runs/<run id>/decisions/<step>.json``), so they survive a lost machine and work with the S3 backend.
-    Pages of a review answered in several forms are kept as they come (``<step>.page-<n>.json``) so a
+    """Decisions already taken in one run. Each is a versioned, journaled artifact of the run
+    (``runs/<run id>/decisions/<step>.json`` in the artifact store, produced by the run), so compliance lists,
+    fetches, verifies and bundles it like any report, and it survives a lost machine on the S3 backend too.
+    The run's state (and its ``run.json``) lists each one. Decisions stored before they were artifacts (plain
+    objects at the same key under the object store's ``runs/``) are still read, and become artifacts then.
+    Pages of a review answered in several forms are kept as they come (``<step>.page-<n>.json`` objects) so a
     crash between two pages does not ask the reviewer again for the pages already answered."""
 
-    def __init__(self, store: ObjectStore, run_id: str) -> None:
-        self.store = store
+    def __init__(self, artifacts: ArtifactStore, run_id: str) -> None:
+        self.artifacts = artifacts
+        self.store = artifacts.store
         self.run_id = run_id
         self.prefix = f"{RUNS_PREFIX}/{run_id}/decisions/"
 
     def get(self, step: str) -> Decision | None:
+        """The step's decision, checked against its manifest and journal entry (a tampered one raises)."""
         try:
-            return Decision.model_validate_json(self.store.get(f"{self.prefix}{step}.json"))
-        except ObjectNotFoundError:
-            return None
+            return Decision.model_validate_json(self.artifacts.get(decision_artifact_name(self.run_id, step))[1])
+        except ArtifactNotFoundError:
+            return self._from_before_artifacts(step)
 
     def put(self, decision: Decision) -> Decision:
         decision = decision.model_copy(update={"run_id": self.run_id, "decided_at": decision.decided_at or _now()})
-        self._write(f"{decision.step}.json", decision.model_dump_json(indent=2).encode())
+        manifest = self.artifacts.put_json(
+            decision_artifact_name(self.run_id, decision.step),
+            decision.model_dump(mode="json"),
+            producer=Producer(flow=DECISIONS_FLOW, run_id=self.run_id),
+            metadata={"kind": "decision", "step": decision.step, "source": decision.source},
+        )
+        RunStates(self.store).record_decision(self.run_id, decision_entry(decision, manifest))
         return decision
 
     def all(self) -> list[Decision]:
@@ -152,7 +165,12 @@ class DecisionStore:
 
     def save_page(self, step: str, page: int, answer: dict[str, Any]) -> None:
         """Keep one answered page of a paged review until the whole decision is recorded."""
-        self._write(f"{step}.page-{page}.json", json.dumps(answer).encode())
+        self.store.put(
+            f"{self.prefix}{step}.page-{page}.json",
+            json.dumps(answer).encode(),
+            content_type="application/json",
+            overwrite=True,
+        )
 
     def pages(self, step: str) -> dict[int, dict[str, Any]]:
         """The pages of ``step`` answered so far in this run, by page number."""
@@ -163,8 +181,31 @@ class DecisionStore:
                 found[int(number)] = json.loads(self.store.get(key))
         return found
 
-    def _write(self, name: str, data: bytes) -> None:
-        self.store.put(f"{self.prefix}{name}", data, content_type="application/json", overwrite=True)
+    def _from_before_artifacts(self, step: str) -> Decision | None:
+        """A decision an older Assay stored as a plain object: published as the artifact, and the object
+        removed, so the artifact is its one copy from then on."""
+        key = f"{self.prefix}{step}.json"
+        try:
+            decision = Decision.model_validate_json(self.store.get(key))
+        except ObjectNotFoundError:
+            return None
+        published = self.put(decision)
+        self.store.delete(key)
+        return published
+
+
+def decision_entry(decision: Decision, manifest: ArtifactManifest) -> RunDecision:
+    """What the run's state says of one decision: who took it, when, from where, and its artifact version."""
+    return RunDecision(
+        step=decision.step,
+        decided_by=decision.decided_by,
+        reviewer=decision.reviewer,
+        source=decision.source,
+        decided_at=decision.decided_at,
+        artifact=manifest.name,
+        version=manifest.version,
+        sha256=manifest.sha256,
+    )
 
 
 def decide(

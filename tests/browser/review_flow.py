@@ -21,6 +21,7 @@ from assay.models.mrm import (
     TopicModel,
 )
 from assay.mrm.approvals import DecisionStore
+from assay.storage.artifacts import ArtifactStore
 from assay.storage.local import LocalObjectStore
 from flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
 
@@ -122,7 +123,7 @@ def clusters() -> FailureClusters:
 def review_forms(out: str) -> None:
     folder = Path(out)
     ctx = ReviewContext(
-        store=DecisionStore(LocalObjectStore(folder / "store"), "run-1"),
+        store=DecisionStore(ArtifactStore(LocalObjectStore(folder / "store")), "run-1"),
         interactive=True,
         approvals=None,
         page_size=4,

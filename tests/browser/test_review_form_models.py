@@ -8,6 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from assay.mrm.approvals import DecisionStore
+from assay.storage.artifacts import ArtifactStore
 from assay.storage.local import LocalObjectStore
 from flows import review
 from flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
@@ -18,7 +19,7 @@ ITEM = "answer_similarity/similarity/sample-rag/case-{}".format
 
 
 def _context(tmp_path: Path, interactive: bool = True, page_size: int = 4) -> ReviewContext:
-    store = DecisionStore(LocalObjectStore(tmp_path / "store"), "run-1")
+    store = DecisionStore(ArtifactStore(LocalObjectStore(tmp_path / "store")), "run-1")
     return ReviewContext(store=store, interactive=interactive, approvals=None, page_size=page_size, poll_s=1)
 
 

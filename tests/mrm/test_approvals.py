@@ -13,6 +13,7 @@ from assay.mrm.approvals import (
     load_approvals,
     record_person,
 )
+from assay.storage.artifacts import ArtifactStore
 from assay.storage.local import LocalObjectStore
 
 
@@ -20,7 +21,7 @@ def test_file_decisions_are_a_persons_and_policy_fills_the_rest(tmp_path: Path) 
     path = tmp_path / "approvals.json"
     path.write_text(json.dumps({"topic-modeling": {"excluded_topic_ids": [2, 5]}}))
     approvals = load_approvals(path)
-    store = DecisionStore(LocalObjectStore(tmp_path / "store"), "run-1")
+    store = DecisionStore(ArtifactStore(LocalObjectStore(tmp_path / "store")), "run-1")
     topics = decide("topic-modeling", store, approvals, TopicDecision(), "policy: keep all")
     cases = decide("test-validation", store, approvals, CaseDecision(excluded_case_keys=["x"]), "policy: outliers")
     assert (topics.decided_by, topics.decision) == ("person", {"excluded_topic_ids": [2, 5]})
@@ -34,33 +35,40 @@ def test_file_decisions_are_a_persons_and_policy_fills_the_rest(tmp_path: Path) 
     assert topics.taken_on == ""  # nothing offered was given to this call
 
 
-def test_decisions_and_review_pages_live_in_the_object_store_under_the_run(tmp_path: Path) -> None:
+def test_decisions_are_artifacts_and_review_pages_live_in_the_object_store_under_the_run(tmp_path: Path) -> None:
     objects = LocalObjectStore(tmp_path / "store")
-    store = DecisionStore(objects, "run-1")
+    store = DecisionStore(ArtifactStore(objects), "run-1")
     decision = decide("topic-modeling", store, None, TopicDecision(), "keep all", offered=["1", "0"])
-    assert decision.taken_on == decide("topic-modeling", DecisionStore(objects, "run-9"), None, TopicDecision(), "k",
-                                       offered=["0", "1"]).taken_on  # fmt: skip
+    other_run = DecisionStore(ArtifactStore(objects), "run-9")
+    same_offer = decide("topic-modeling", other_run, None, TopicDecision(), "k", offered=["0", "1"])
+    assert decision.taken_on == same_offer.taken_on
     store.save_page("calibration", 2, {"item_1": "pass"})
     store.save_page("calibration", 1, {"item_1": "fail"})
     assert store.pages("calibration") == {1: {"item_1": "fail"}, 2: {"item_1": "pass"}}
-    assert DecisionStore(objects, "run-2").pages("calibration") == {}
-    assert "runs/run-1/decisions/topic-modeling.json" in objects.list("runs/run-1/")
+    assert DecisionStore(ArtifactStore(objects), "run-2").pages("calibration") == {}
+    manifest = ArtifactStore(objects).latest("runs/run-1/decisions/topic-modeling.json")
+    assert (manifest.producer.run_id, manifest.metadata["step"]) == ("run-1", "topic-modeling")
+    assert objects.list("runs/run-1/decisions/topic-modeling") == []  # one copy: the artifact
 
 
 def test_a_stored_decision_is_reused_when_the_same_run_resumes_and_never_by_another_run(tmp_path: Path) -> None:
     record_person(
-        DecisionStore(LocalObjectStore(tmp_path), "run-1"),
+        DecisionStore(ArtifactStore(LocalObjectStore(tmp_path)), "run-1"),
         "test-validation",
         {"excluded_case_keys": ["a"]},
         reviewer="ana",
     )
     policy = CaseDecision(excluded_case_keys=["b"])
-    again = decide("test-validation", DecisionStore(LocalObjectStore(tmp_path), "run-1"), None, policy, "p")
+    again = decide(
+        "test-validation", DecisionStore(ArtifactStore(LocalObjectStore(tmp_path)), "run-1"), None, policy, "p"
+    )
     assert again.decided_by == "person" and again.decision == {"excluded_case_keys": ["a"]}
     assert (again.note, again.reviewer, again.source) == ("in the Prefect UI by ana", "ana", "prefect-ui")
     assert again.run_id == "run-1"
     assert again.decided_at.endswith("+00:00")
-    other = decide("test-validation", DecisionStore(LocalObjectStore(tmp_path), "run-2"), None, policy, "p")
+    other = decide(
+        "test-validation", DecisionStore(ArtifactStore(LocalObjectStore(tmp_path)), "run-2"), None, policy, "p"
+    )
     assert (other.decided_by, other.decision, other.run_id) == ("policy", {"excluded_case_keys": ["b"]}, "run-2")
 
 
@@ -79,7 +87,7 @@ def test_a_decision_naming_what_the_step_did_not_offer_is_refused() -> None:
 def test_a_bad_approvals_file_decision_fails_naming_the_step_and_field_and_is_not_stored(tmp_path: Path) -> None:
     path = tmp_path / "approvals.json"
     path.write_text(json.dumps({"test-validation": {"excluded_case_keys": ["typo"]}}))
-    store = DecisionStore(LocalObjectStore(tmp_path / "store"), "run-1")
+    store = DecisionStore(ArtifactStore(LocalObjectStore(tmp_path / "store")), "run-1")
     with pytest.raises(DecisionError, match=r"approvals\.json, step 'test-validation': excluded_case_keys: unknown"):
         decide("test-validation", store, load_approvals(path), CaseDecision(), "policy", offered=["a", "b"])
     assert store.get("test-validation") is None

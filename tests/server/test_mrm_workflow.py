@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from assay.storage import ArtifactStore, LocalObjectStore
+from assay.storage.run_artifacts import decision_artifact_name
 from tests.support.prefect_server import running_prefect_server, server_environment
 from tests.support.processes import small_corpus
 
@@ -207,10 +209,10 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
     second.wait()
     second_run = json.loads((out / "run.json").read_text())["run_id"]
     assert second_run != summary["run_id"]
-    stored = tmp_path / "store" / "runs"
-    mine = json.loads((stored / second_run / "decisions" / "topic-modeling.json").read_text())
+    stored = ArtifactStore(LocalObjectStore(tmp_path / "store"))
+    mine = json.loads(stored.get(decision_artifact_name(second_run, "topic-modeling"))[1])
     assert (mine["reviewer"], mine["run_id"]) == ("bo", second_run)
-    first = json.loads((stored / summary["run_id"] / "decisions" / "topic-modeling.json").read_text())
+    first = json.loads(stored.get(decision_artifact_name(summary["run_id"], "topic-modeling"))[1])
     assert first["reviewer"] == "ana"
 
 
@@ -237,3 +239,6 @@ def test_a_killed_run_resumes_without_redoing_finished_work(server, corpus: Path
     # served from the cache, so the time shown is the one it took when it was computed, in the first attempt
     first_attempt = json.loads((out / "topic-modeling" / "topics.json").read_text())
     assert first_attempt["topics"] and summary["steps"]["topic-modeling"]["wall_s"] > 0
+    # the run is marked complete before its report is rendered, so the report reads it as completed
+    report = (out / "interpretation.html").read_text(encoding="utf-8")
+    assert '<strong class="run-status">completed</strong>' in report

@@ -34,15 +34,51 @@ def test_get_prints_the_full_sha256(artifacts: ArtifactStore, tmp_path: Path) ->
     assert manifest.sha256 in result.output
 
 
-def test_list_filters_by_run(artifacts: ArtifactStore) -> None:
-    latest = runner.invoke(app, ["artifacts", "list", "--run", "run-a", "--json"])
-    every = runner.invoke(app, ["artifacts", "list", "--all-versions", "--run", "run-a", "--json"])
+def test_list_by_run_gives_every_version_that_run_produced(artifacts: ArtifactStore) -> None:
+    latest = runner.invoke(app, ["artifacts", "list", "--json"])
+    run_a = runner.invoke(app, ["artifacts", "list", "--run", "run-a", "--json"])
 
-    assert json.loads(latest.stdout) == []  # run-b wrote the latest versions
-    assert [(m["name"], m["version"]) for m in json.loads(every.stdout)] == [
+    assert {m["producer"]["run_id"] for m in json.loads(latest.stdout)} == {"run-b"}
+    assert [(m["name"], m["version"]) for m in json.loads(run_a.stdout)] == [
         ("reports/r.json", 1),
         ("reports/s.json", 1),
     ]
+
+
+LONG_NAME = "mrm/sample-bank-demo/failure-clustering/failure_clusters.json"
+RUN_ID = "20261126T205153-abcdef12"
+
+
+def test_list_fits_80_columns_without_cutting_a_name(artifacts: ArtifactStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    artifacts.put_json(LONG_NAME, {"clusters": []}, producer=Producer(run_id=RUN_ID))
+    sha256 = artifacts.latest(LONG_NAME).sha256
+
+    short = runner.invoke(app, ["artifacts", "list"])
+    wide = runner.invoke(app, ["artifacts", "list", "--wide"])
+    as_json = runner.invoke(app, ["artifacts", "list", "--json"])
+
+    for result in (short, wide):
+        assert result.exit_code == 0, result.output
+        lines = result.stdout.splitlines()
+        assert max(len(line) for line in lines) <= 80
+        assert "…" not in result.stdout
+        assert LONG_NAME in lines and f"run {RUN_ID} (1 version(s))" in lines
+    assert sha256[:12] in short.stdout and sha256 not in short.stdout
+    assert f"  sha256 {sha256}" in wide.stdout.splitlines()
+    assert sha256 in {m["sha256"] for m in json.loads(as_json.stdout)}
+
+
+def test_list_is_a_table_when_the_terminal_is_wide_enough(
+    artifacts: ArtifactStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
+
+    result = runner.invoke(app, ["artifacts", "list", "--wide"])
+
+    rows = [line.split() for line in result.stdout.splitlines() if line.startswith("reports/")]
+    assert [row[:3] for row in rows] == [["reports/r.json", "2", "21"], ["reports/s.json", "2", "21"]]
+    assert rows[0][3] == artifacts.latest("reports/r.json").sha256
 
 
 def test_verify_lists_every_problem(artifacts: ArtifactStore) -> None:

@@ -3,6 +3,7 @@ its disk, continues the interrupted run with the decisions already taken; a comp
 
 from assay.mrm.approvals import DecisionStore, TopicDecision, decide, record_person
 from assay.runs import RunStates, fingerprint
+from assay.storage.artifacts import ArtifactStore
 from tests.support.seaweed import SeaweedServer
 
 
@@ -13,18 +14,29 @@ def test_an_interrupted_run_continues_on_another_machine_with_its_decisions(seaw
     started = RunStates(first_machine).start(
         inputs, workflow="mrm-workflow", parameters={"per_topic": 3}, export=str(tmp_path / "first")
     )
-    record_person(DecisionStore(first_machine, started.run_id), "topic-modeling", {"excluded_topic_ids": [2]}, "ana")
+    record_person(
+        DecisionStore(ArtifactStore(first_machine), started.run_id),
+        "topic-modeling",
+        {"excluded_topic_ids": [2]},
+        "ana",
+    )
     assert (tmp_path / "first" / "run.json").exists()  # the export folder gets a copy, not the state
 
     second_machine = seaweed.object_store(bucket=bucket)  # a new client: nothing shared but the bucket
     resumed = RunStates(second_machine).start(inputs, export=str(tmp_path / "second"))
     assert resumed.run_id == started.run_id and resumed.parameters == {"per_topic": 3}
-    again = decide("topic-modeling", DecisionStore(second_machine, resumed.run_id), None, TopicDecision(), "keep all")
+    again = decide(
+        "topic-modeling",
+        DecisionStore(ArtifactStore(second_machine), resumed.run_id),
+        None,
+        TopicDecision(),
+        "keep all",
+    )
     assert (again.reviewer, again.decision) == ("ana", {"excluded_topic_ids": [2]})
 
     RunStates(second_machine).finish(resumed)
     fresh = RunStates(first_machine).start(inputs)
     assert fresh.run_id != started.run_id and fresh.status == "running"
-    assert DecisionStore(first_machine, fresh.run_id).get("topic-modeling") is None  # inherits nothing
+    assert DecisionStore(ArtifactStore(first_machine), fresh.run_id).get("topic-modeling") is None  # inherits nothing
     other_inputs = RunStates(first_machine).start(fingerprint({"corpus": "edited"}, {"per_topic": 3}))
     assert other_inputs.run_id not in (started.run_id, fresh.run_id)

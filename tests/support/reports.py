@@ -23,3 +23,16 @@ def interval_text(value: float | None, low: float | None, high: float | None) ->
     if value is None:
         return "not computable"
     return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else "")
+
+
+def unpacked(html: str) -> str:
+    """The report with its packed parts (the eval eye's rows, figure JSON) unpacked in place, as the page's
+    script shows them; plotly.js itself is dropped."""
+    import base64
+    import gzip
+
+    def expand(found: re.Match[str]) -> str:
+        return f"{found.group(1)}>{gzip.decompress(base64.b64decode(found.group(2))).decode('utf-8')}"
+
+    html = re.sub(r'<script type="application/octet-stream" id="plotly-packed">.*?</script>', "", html, flags=re.S)
+    return re.sub(r'(<div [^>]*?)data-(?:packed|figure)="([A-Za-z0-9+/=]+)"[^>]*>', expand, html)

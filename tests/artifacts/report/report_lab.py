@@ -43,3 +43,35 @@ def build_run(folder: Path, *, hostile: bool = False, run_id: str = "run-report-
     results = [run_evaluator(build_evaluator(evaluator_id), lab) for evaluator_id in EVALUATORS]
     publish_evaluation(lab, results, out_dir=folder, artifact_store=None, evaluation_name="report", run_id=run_id)
     return folder
+
+
+SAMPLE_SIZED_EVALUATORS = (*EVALUATORS, "latency", "looping_detection", "sensitive_data_leakage", "bleu", "rouge")
+
+
+def build_sample_sized_run(folder: Path, *, cases: int = 120, run_id: str = "run-sample-sized") -> Path:
+    """A run the size of the sample bank's MRM evaluation: ``cases`` cases, two models, three retrieved
+    chunks a row, answers and chunks as long as the sample's, eight cheap evaluators."""
+    chunk = "Harbourline Bank charges a fee of 5 pounds for a replacement card, waived for the Classic account. " * 7
+    tests = [
+        TestCase(key=f"tc-{index}", prompt=f"What is the fee for service {index}?", expected_output=chunk[:400])
+        for index in range(cases)
+    ]
+    rows = [
+        TestLabRow(
+            test_case=case,
+            test_key="t",
+            model_key=model,
+            actual_output=f"{model} answer {index}: " + chunk[:240],
+            context=[RetrievedChunk(text=chunk, doc_uri=f"doc-{part}.md") for part in range(3)],
+            actual_duration=0.1 + index / 100,
+            input_tokens=300,
+            output_tokens=40,
+        )
+        for model in ("good", "leaky")
+        for index, case in enumerate(tests)
+    ]
+    models = [ModelHost(key="good", type="sample-rag", name="Good RAG"), ModelHost(key="leaky", type="sample-rag")]
+    lab = TestLab(name="Sample-sized lab", models=models, rows=rows)
+    results = [run_evaluator(build_evaluator(evaluator_id), lab) for evaluator_id in SAMPLE_SIZED_EVALUATORS]
+    publish_evaluation(lab, results, out_dir=folder, artifact_store=None, evaluation_name="sized", run_id=run_id)
+    return folder
