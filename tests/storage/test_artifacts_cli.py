@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from assay.cli.common import console
 from assay.cli.main import app
 from assay.config import load_settings
 from assay.models.artifacts import Producer
@@ -50,7 +51,7 @@ RUN_ID = "20261126T205153-abcdef12"
 
 
 def test_list_fits_80_columns_without_cutting_a_name(artifacts: ArtifactStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setattr(console, "width", 80)  # rich reads COLUMNS once, when the console is made
     artifacts.put_json(LONG_NAME, {"clusters": []}, producer=Producer(run_id=RUN_ID))
     sha256 = artifacts.latest(LONG_NAME).sha256
 
@@ -72,7 +73,7 @@ def test_list_fits_80_columns_without_cutting_a_name(artifacts: ArtifactStore, m
 def test_list_is_a_table_when_the_terminal_is_wide_enough(
     artifacts: ArtifactStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setattr(console, "width", 200)
 
     result = runner.invoke(app, ["artifacts", "list", "--wide"])
 
