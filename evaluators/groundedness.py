@@ -44,9 +44,10 @@ import numpy as np
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._attachment import Clause, claim_units, clauses, local_coverage, misattributed
+from evaluators._entailment import entailment_scored, passages_of
 from evaluators._groundedness_model import groundedness_score, lexical_signals, packaged_model
 from evaluators._grounding import Evidence, clean, content_words, figures
-from evaluators._nli import NliBackend, NliUnavailable, answer_entailment, configured_nli_model, nli_unavailable_reason
+from evaluators._nli import NliBackend, NliUnavailable, configured_nli_model, nli_unavailable_reason
 from evaluators._polarity import polarity_flipped
 from evaluators._split_bound import check_bound, within_bound
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
@@ -215,36 +216,12 @@ class Groundedness(Evaluator):
         return self._nli_state
 
     def _entailment(self, case: CaseContext) -> Scored:
-        """Score with the NLI model: each answer sentence's best entailment over the passages (and their windows),
-        the least entailed sentence gives the score."""
         nli, _ = self._nli()
-        sentences = list(_sentences(case.actual_output or ""))
-        passages = [chunk.text for chunk in case.retrieved_context if chunk.text.strip()]
+        sentences = _sentences(case.actual_output or "")
+        passages = passages_of([chunk.text for chunk in case.retrieved_context])
         if not sentences or not passages:
             raise Unscored(f"test case {case.test_case_key}: the answer or the retrieved context is empty")
-        support = nli.support(sentences, passages)
-        threshold = self.threshold("groundedness")
-        below = sum(sentence.entailment < threshold for sentence in support)
-        weakest = min(support, key=lambda sentence: sentence.entailment)
-        scores = {
-            "groundedness": round(answer_entailment(support), 6),
-            "ungrounded_sentences": round(below / len(support), 6),
-        }
-        return Scored(
-            scores,
-            {
-                "backend": nli.name,
-                "least_grounded_sentence": weakest.sentence,
-                "sentences": [
-                    {
-                        "sentence": s.sentence,
-                        "entailment": round(s.entailment, 6),
-                        "closest_context": passages[s.passage],
-                    }
-                    for s in support
-                ],
-            },
-        )
+        return entailment_scored(nli, sentences, passages, self.threshold("groundedness"))
 
     @property
     def _rules(self) -> str:
@@ -259,12 +236,8 @@ class Groundedness(Evaluator):
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         nli, _ = self._nli()
         if nli is not None:
-            nli.support_many(
-                [
-                    (list(_sentences(c.actual_output or "")), [chunk.text for chunk in c.retrieved_context])
-                    for c in cases
-                ]
-            )
+            texts = [(c.actual_output or "", [chunk.text for chunk in c.retrieved_context]) for c in cases]
+            nli.support_many([(list(_sentences(answer)), passages_of(chunks)) for answer, chunks in texts])
             return
         if self._rules == "lexical":
             return
