@@ -278,8 +278,12 @@ def summarise_clusters(clusters: FailureClusters, decision: Decision | None = No
     facts = [f"{numbers['failures']} failed answers in {numbers['clusters']} clusters"]
     if clusters.message:
         facts.append(text_cell(clusters.message, 300))
-    named = sum(bool(cluster.weakness) for cluster in clusters.clusters)
-    said = None if decision is None else f"{who_decided(decision)} named {named} of {len(clusters.clusters)} clusters"
+    said = None
+    if decision is not None:  # names a person left as proposed came from the proposal, not from them
+        kept = {str(cluster) for cluster in decision.decision.get("kept_proposed") or []}
+        given = sum(bool(cluster.weakness) and str(cluster.id) not in kept for cluster in clusters.clusters)
+        said = f"{who_decided(decision)} named {given} of {len(clusters.clusters)} clusters"
+        said += f"; {len(kept)} kept the proposed keyword name" if kept else ""
     rows = [
         {
             "id": cluster.id,

@@ -29,6 +29,7 @@ from assay.mrm.approvals import (
     record_person,
 )
 from flows.review_forms import (
+    REVIEWER_TITLE,
     FormPage,
     calibration_pages,
     case_pages,
@@ -123,15 +124,23 @@ def _ask(page: FormPage, ctx: ReviewContext) -> dict[str, Any]:
             _check(page, decision, reviewer)
         except DecisionError as problem:
             error = str(problem)
-            print(f"review {page.step} page {page.number}: answer not accepted ({error}); the form is open again")
+            reasons = error.replace("\n", " / ")
+            print(f"review {page.step} page {page.number}: answer not accepted ({reasons}); the form is open again")
             continue
         return {"decision": decision, "reviewer": reviewer}
 
 
 def _check(page: FormPage, decision: dict[str, Any], reviewer: str) -> None:
+    """Every reason to refuse the answer at once, so the re-opened form lists them all."""
+    problems = []
     if not reviewer:
-        raise DecisionError("reviewer: give your name; the decision is recorded as yours")
-    check_decision(page.step, decision, page.offered)
-    empty = [cluster for cluster, name in decision.get("names", {}).items() if not name]
-    if empty:
-        raise DecisionError(f"names: give every cluster a name (cluster {', '.join(empty)} has none)")
+        problems.append(
+            f"reviewer: give your name in '{REVIEWER_TITLE}' (blank or spaces are not a name); the decision is "
+            "recorded under it"
+        )
+    try:
+        check_decision(page.step, decision, page.offered)
+    except DecisionError as problem:
+        problems.append(str(problem))
+    if problems:
+        raise DecisionError("\n".join(problems))

@@ -67,7 +67,9 @@ class FormPage:
         definitions: dict[str, Any] = {}
         for name, item in zip(self.names, self.fields, strict=True):
             kind: Any = Literal[item.choices] if item.choices else str
-            definitions[name] = (kind, Field(values.get(name, item.default), title=item.title, description=item.help))
+            last = values.get(name, "")  # a refused blank shows the proposal again, not the blank
+            shown = last if last.strip() else item.default
+            definitions[name] = (kind, Field(shown, title=item.title, description=item.help))
         name = values.get("reviewer", "").strip()
         reviewer = (
             Field(name, title=REVIEWER_TITLE, description=REVIEWER_HELP, min_length=1)
@@ -75,8 +77,7 @@ class FormPage:
             else Field(title=REVIEWER_TITLE, description=REVIEWER_HELP, min_length=1)
         )
         model = create_model(f"{_camel(self.step)}Review", __base__=RunInput, **definitions, reviewer=(str, reviewer))
-        warning = f"**Not accepted, please correct:** {for_markdown_text(error)}\n\n" if error else ""
-        return model.with_initial_data(description=warning + self.description)
+        return model.with_initial_data(description=refusal(error) + self.description)
 
     def decision(self, answer: dict[str, Any]) -> dict[str, Any]:
         """The step's decision (same shape as its decision model) from the answered fields."""
@@ -90,12 +91,25 @@ class FormPage:
                 "passed_item_ids": [item for item, value in chosen.items() if value == "pass"],
                 "failed_item_ids": [item for item, value in chosen.items() if value == "fail"],
             }
-        return {"names": {item: " ".join(value.split()) for item, value in chosen.items()}}
+        names = {item: " ".join(value.split()) for item, value in chosen.items()}
+        proposed = {item.item_id: " ".join(item.default.split()) for item in self.fields}
+        return {"names": names, "kept_proposed": [item for item, name in names.items() if name == proposed[item]]}
+
+
+def refusal(error: str) -> str:
+    """What opens a form shown again: the reasons the last answer was refused (one a line, each naming the
+    field and what is expected) above everything else, set off by a rule, so they are the first thing the
+    person reads; the UI closes the dialog on Resume either way, so the re-opened form is where they show."""
+    problems = [for_markdown_text(line) for line in error.splitlines() if line.strip()]
+    if not problems:
+        return ""
+    listed = f" {problems[0]}" if len(problems) == 1 else "".join(f"\n- {problem}" for problem in problems)
+    return f"**Not accepted, please correct:**{listed}\n\n---\n\n"
 
 
 def merge_decisions(step: str, parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One decision from the pages' decisions (lists joined, names merged)."""
-    merged: dict[str, Any] = {"names": {}} if step == "failure-clustering" else {}
+    merged: dict[str, Any] = {"names": {}, "kept_proposed": []} if step == "failure-clustering" else {}
     for part in parts:
         for key, value in part.items():
             if isinstance(value, dict):

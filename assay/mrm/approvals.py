@@ -42,7 +42,17 @@ class CalibrationDecision(DomainModel):
 
 
 class WeaknessDecision(DomainModel):
+    """A weakness name per failure cluster. A blank name is never a decision: it is refused (the form opens
+    again, the approvals file fails naming itself and the field), because stored under a person's name it
+    would credit them with a name nobody gave. The form proposes each cluster's keyword name, and a person
+    who leaves it as proposed only accepts it: ``kept_proposed`` lists those clusters, so the record says
+    the name came from the proposal, not from the person. An approvals file keeps a proposal by leaving the
+    cluster out."""
+
     names: dict[str, str] = Field(default_factory=dict, description="cluster id -> weakness name")
+    kept_proposed: list[str] = Field(
+        default_factory=list, description="cluster ids whose name is the proposed keyword name, left as proposed"
+    )
 
 
 DECISION_MODELS: dict[str, type[DomainModel]] = {
@@ -95,11 +105,12 @@ DECISION_FIELDS = {
 
 def check_decision(step: str, decision: Mapping[str, Any], offered: Collection[str]) -> None:
     """Raise ``DecisionError`` naming the field and the unknown values when ``decision`` refers to anything
-    the step did not offer (``offered``: the ids, keys or names shown to the reviewer, as strings)."""
-    fields = ["passed_item_ids", "failed_item_ids"] if step == "calibration" else [DECISION_FIELDS[step][0]]
+    the step did not offer (``offered``: the ids, keys or names shown to the reviewer, as strings), or gives
+    a cluster a blank name (see ``WeaknessDecision``)."""
+    fields = {"calibration": ["passed_item_ids", "failed_item_ids"], "failure-clustering": ["names", "kept_proposed"]}
     what = DECISION_FIELDS[step][1]
     known = set(offered)
-    for name in fields:
+    for name in fields.get(step, [DECISION_FIELDS[step][0]]):
         values = decision.get(name) or []
         unknown = [str(value) for value in values if str(value) not in known]
         if unknown:
@@ -109,6 +120,12 @@ def check_decision(step: str, decision: Mapping[str, Any], offered: Collection[s
         both = set(decision.get("passed_item_ids") or []) & set(decision.get("failed_item_ids") or [])
         if both:
             raise DecisionError(f"passed_item_ids and failed_item_ids both list {sorted(both)[:3]}")
+    blank = [str(cluster) for cluster, name in (decision.get("names") or {}).items() if not str(name or "").strip()]
+    if blank:
+        raise DecisionError(
+            f"names: give every cluster a name (cluster {', '.join(blank)} has none); expected a weakness name, "
+            "or, to keep the proposed keyword name, leave it as proposed (form) or leave the cluster out (file)"
+        )
 
 
 def _sample(known: Collection[str]) -> str:

@@ -354,6 +354,8 @@ def test_clusters_show_names_sizes_keywords_and_an_example() -> None:
     )
     summary = summarise_clusters(clusters, person("failure-clustering", {"names": {"0": "Card fees"}}))
     assert "6 failed answers in 2 clusters" in summary.markdown and "named 1 of 2 clusters" in summary.markdown
+    kept = person("failure-clustering", {"names": {"0": "Card fees", "1": "isa"}, "kept_proposed": ["1"]})
+    assert "named 1 of 2 clusters; 1 kept the proposed keyword name" in summarise_clusters(clusters, kept).markdown
     rows = summary.tables["clusters"]
     assert [(row["id"], row["size"], row["weakness"], row["keywords"]) for row in rows] == [
         (0, 4, "Card fees &#124; wrong", "fee, card"),

@@ -70,7 +70,12 @@ def test_cluster_form_prefills_the_keyword_names() -> None:
     properties = page.form().model_json_schema()["properties"]
     assert properties["item_1"]["default"] == "refund, days, paid" and "enum" not in properties["item_1"]
     assert "How fast are refunds paid?" in page.description and "(3 failures)" in page.description
-    assert page.decision({"item_1": "  Slow   refunds ", "item_2": "x"}) == {"names": {"0": "Slow refunds", "1": "x"}}
+    assert page.decision({"item_1": "  Slow   refunds ", "item_2": "x"}) == {
+        "names": {"0": "Slow refunds", "1": "x"},
+        "kept_proposed": [],
+    }
+    # a name left as proposed is recorded as the proposal's, not as one the person gave
+    assert page.decision({"item_1": "refund,  days, paid", "item_2": "x"})["kept_proposed"] == ["0"]
 
 
 def test_a_form_refuses_unknown_choices_and_a_missing_name() -> None:
@@ -89,7 +94,7 @@ def test_merge_joins_pages() -> None:
     assert merge_decisions("calibration", [{"passed_item_ids": ["a"], "failed_item_ids": []},
                                            {"passed_item_ids": ["b"], "failed_item_ids": ["c"]}]) == {
         "passed_item_ids": ["a", "b"], "failed_item_ids": ["c"]}  # fmt: skip
-    assert merge_decisions("failure-clustering", []) == {"names": {}}
+    assert merge_decisions("failure-clustering", []) == {"names": {}, "kept_proposed": []}
 
 
 def test_policies_without_a_reviewer(tmp_path: Path) -> None:
@@ -143,5 +148,39 @@ def test_an_unnamed_cluster_is_sent_back(tmp_path: Path, monkeypatch: pytest.Mon
     reviewer = ScriptedReviewer([{"item_1": " ", "reviewer": "Ada"}, {"item_1": "Refund delays", "reviewer": "Ada"}])
     monkeypatch.setattr(review, "pause_flow_run", reviewer)
     decision = review_clusters(data.clusters(), _context(tmp_path))
-    assert "give every cluster a name (cluster 0 has none)" in reviewer.shown[1]
-    assert decision.decision == {"names": {"0": "Refund delays", "1": "shipping, cost"}}
+    assert reviewer.shown[1].startswith("**Not accepted, please correct:** names: give every cluster a name (cluster 0")
+    assert decision.decision == {"names": {"0": "Refund delays", "1": "shipping, cost"}, "kept_proposed": ["1"]}
+    assert (decision.decided_by, decision.reviewer) == ("person", "Ada")
+
+
+def test_every_refusal_is_listed_on_top_and_a_blank_name_reopens_with_the_proposal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reviewer = ScriptedReviewer([{"item_1": "", "reviewer": " \t"}, {"reviewer": "Ada"}])
+    monkeypatch.setattr(review, "pause_flow_run", reviewer)
+    decision = review_clusters(data.clusters(), _context(tmp_path))
+    first_lines = reviewer.shown[1].split("\n---\n", 1)[0]
+    assert first_lines.startswith("**Not accepted, please correct:**\n- reviewer: give your name in 'Your name'")
+    assert "\n- names: give every cluster a name (cluster 0 has none)" in first_lines
+    # nothing the person gave: both names are the proposal's, and the record says so
+    assert decision.decision["kept_proposed"] == ["0", "1"]
+    assert decision.decision["names"] == {"0": "refund, days, paid", "1": "shipping, cost"}
+
+
+@pytest.mark.parametrize("step", ["topics", "cases", "calibration", "clusters"])
+def test_a_refused_answer_reopens_every_review_form_with_the_reason_first(
+    step: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reviewer = ScriptedReviewer([{"reviewer": "  "}, {"reviewer": "Ada"}])
+    monkeypatch.setattr(review, "pause_flow_run", reviewer)
+    ctx = _context(tmp_path, page_size=100)
+    reviews = {
+        "topics": lambda: review_topics(data.topic_model(), data.chunks(), ctx),
+        "cases": lambda: review_cases(*data.suite(), ctx),
+        "calibration": lambda: review_calibration(data.review_items(), ctx),
+        "clusters": lambda: review_clusters(data.clusters(), ctx),
+    }
+    assert reviews[step]().reviewer == "Ada"
+    assert not reviewer.shown[0].startswith("**Not accepted")
+    assert reviewer.shown[1].startswith("**Not accepted, please correct:** reviewer: give your name in 'Your name'")
+    assert reviewer.shown[1].endswith(reviewer.shown[0])  # the reason, then the form's usual description

@@ -159,5 +159,6 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
         "failed_item_ids": [item(n) for n in (1, 2, 6, 10)],
     }
     assert decisions["failure-clustering"]["decision"] == {
-        "names": {"0": "refund, days, paid", "1": "Shipping prices unknown"}
+        "names": {"0": "refund, days, paid", "1": "Shipping prices unknown"},
+        "kept_proposed": ["0"],
     }

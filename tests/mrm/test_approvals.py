@@ -8,6 +8,7 @@ from assay.mrm.approvals import (
     DecisionError,
     DecisionStore,
     TopicDecision,
+    WeaknessDecision,
     check_decision,
     decide,
     load_approvals,
@@ -91,6 +92,22 @@ def test_a_bad_approvals_file_decision_fails_naming_the_step_and_field_and_is_no
     with pytest.raises(DecisionError, match=r"approvals\.json, step 'test-validation': excluded_case_keys: unknown"):
         decide("test-validation", store, load_approvals(path), CaseDecision(), "policy", offered=["a", "b"])
     assert store.get("test-validation") is None
+
+
+def test_a_blank_cluster_name_is_never_a_decision(tmp_path: Path) -> None:
+    check_decision("failure-clustering", {"names": {"0": "Card fees"}, "kept_proposed": []}, ["0", "1"])
+    for blank in ("", "   ", "\t\n"):
+        with pytest.raises(DecisionError, match=r"names: give every cluster a name \(cluster 1 has none\)"):
+            check_decision("failure-clustering", {"names": {"0": "Card fees", "1": blank}}, ["0", "1"])
+    with pytest.raises(DecisionError, match=r"kept_proposed: unknown cluster id\(s\) '7'"):
+        check_decision("failure-clustering", {"names": {}, "kept_proposed": ["7"]}, ["0"])
+    path = tmp_path / "approvals.json"
+    path.write_text(json.dumps({"reviewer": "ana", "failure-clustering": {"names": {"0": "Card fees", "1": " "}}}))
+    store = DecisionStore(ArtifactStore(LocalObjectStore(tmp_path / "store")), "run-1")
+    policy = WeaknessDecision(names={"0": "fee, card", "1": "isa"})
+    with pytest.raises(DecisionError, match=r"approvals\.json, step 'failure-clustering': names: .*cluster 1 has none"):
+        decide("failure-clustering", store, load_approvals(path), policy, "policy", offered=["0", "1"])
+    assert store.get("failure-clustering") is None
 
 
 @pytest.mark.parametrize(

@@ -158,13 +158,20 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
         resume_flow_run(form["run"].id, run_input={**answers(form), "reviewer": "   "})  # blank name: refused
         again = reviewer.next_form()
         assert again["schema"]["title"] == "TestValidationReview"
-        assert "Not accepted, please correct" in again["description"] and "reviewer" in again["description"]
+        assert again["description"].startswith("**Not accepted, please correct:** reviewer: give your name")
         resume_flow_run(again["run"].id, run_input=answers(again))
+        blank_cluster_name_sent = False
         while process.poll() is None:
             try:
                 form = reviewer.next_form()
             except AssertionError:
                 break  # the flow ended: no further pause
+            if form["schema"]["title"] == "FailureClusteringReview" and not blank_cluster_name_sent:
+                blank_cluster_name_sent = True  # a blank name is refused: the same form, the reason first
+                resume_flow_run(form["run"].id, run_input={**answers(form), "item_1": "  "})
+                form = reviewer.next_form()
+                assert form["schema"]["title"] == "FailureClusteringReview"
+                assert form["description"].startswith("**Not accepted, please correct:** names: give every cluster")
             resume_flow_run(form["run"].id, run_input=answers(form))
     assert process.wait(timeout=WAIT_S) == 0, _tail(tmp_path)
     titles = [form["schema"]["title"] for form in reviewer.forms]
@@ -178,6 +185,10 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
         decisions, ("person", "ana", "prefect-ui")
     )
     assert all(d["run_id"] == summary["run_id"] and d["taken_on"] for d in decisions.values())
+    assert blank_cluster_name_sent
+    named = decisions["failure-clustering"]["decision"]
+    assert all(name.strip() for name in named["names"].values()) and "fee questions" in named["names"].values()
+    assert set(named["kept_proposed"]) == {key for key, name in named["names"].items() if name != "fee questions"}
     suite = json.loads((out / "test-generation" / "suite.json").read_text())
     first_case = suite["tests"][0]["test_cases"][0]["key"]
     assert first_case in decisions["test-validation"]["decision"]["excluded_case_keys"]
