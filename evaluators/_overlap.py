@@ -21,7 +21,7 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(text.lower()))
 
 
-def _joined(context: str | Iterable[str]) -> str:
+def joined(context: str | Iterable[str]) -> str:
     return context if isinstance(context, str) else "\n".join(context)
 
 
@@ -30,13 +30,13 @@ def token_precision(answer: str, context: str | Iterable[str], *, without_stop_w
     answer_tokens = [t for t in tokens(answer) if not (without_stop_words and t in STOPWORDS)]
     if not answer_tokens:
         return None
-    vocabulary = set(tokens(_joined(context)))
+    vocabulary = set(tokens(joined(context)))
     return sum(token in vocabulary for token in answer_tokens) / len(answer_tokens)
 
 
 def token_f1(answer: str, context: str | Iterable[str]) -> float | None:
     """SQuAD-style token F1 of the answer against the context (bag of tokens, counts clipped)."""
-    answer_counts, context_counts = Counter(tokens(answer)), Counter(tokens(_joined(context)))
+    answer_counts, context_counts = Counter(tokens(answer)), Counter(tokens(joined(context)))
     if not answer_counts or not context_counts:
         return None
     common = sum((answer_counts & context_counts).values())
@@ -48,7 +48,7 @@ def token_f1(answer: str, context: str | Iterable[str]) -> float | None:
 
 def ngram_precision(answer: str, context: str | Iterable[str], n: int) -> float | None:
     """Share of the answer's n-grams (of tokens) that occur in the context: whole phrases, not loose words."""
-    answer_tokens, context_tokens = tokens(answer), tokens(_joined(context))
+    answer_tokens, context_tokens = tokens(answer), tokens(joined(context))
     grams = [answer_tokens[i : i + n] for i in range(len(answer_tokens) - n + 1)]
     if not grams:
         return None

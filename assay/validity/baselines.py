@@ -13,7 +13,7 @@ import numpy as np
 
 from assay.embeddings.engine import Embedder
 from evaluators._grounding import STOPWORDS
-from evaluators._overlap import answer_length, token_f1, token_precision, tokens
+from evaluators._overlap import answer_length, joined, token_f1, token_precision, tokens
 
 Score = float | None
 
@@ -59,17 +59,13 @@ class BaselineScores:
     unavailable: dict[str, str]
 
 
-def _joined(context: Sequence[str]) -> str:
-    return "\n".join(context)
-
-
 def _lexical(answer: str, context: Sequence[str]) -> dict[str, tuple[Score, str | None]]:
     """The word-overlap baselines of one row, each with why it is unscored (None when scored)."""
     words = tokens(answer)
     if not words:
         return {name: (None, "the answer has no words") for name in ("token_precision", "token_precision_content",
                                                                       "token_f1", "answer_length")}  # fmt: skip
-    no_context = None if tokens(_joined(context)) else "the context has no words"
+    no_context = None if tokens(joined(context)) else "the context has no words"
     content = [word for word in words if word not in STOPWORDS]
     return {
         "token_precision": (None if no_context else token_precision(answer, context), no_context),
@@ -87,7 +83,7 @@ def _cosines(
     answers: Sequence[str], contexts: Sequence[Sequence[str]], embedder: Callable[[], Embedder]
 ) -> tuple[list[Score], list[str | None]]:
     """Cosine of answer and joined context; each distinct text is embedded once."""
-    pairs = [(answer.strip(), _joined(context).strip()) for answer, context in zip(answers, contexts, strict=True)]
+    pairs = [(answer.strip(), joined(context).strip()) for answer, context in zip(answers, contexts, strict=True)]
     distinct = sorted({text for pair in pairs for text in pair if text})
     if not distinct:
         return [None] * len(pairs), ["the answer or the context is empty"] * len(pairs)

@@ -8,7 +8,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from assay.models.validity import ConfusionFigures, GroupFigures, MetricValidity, ThresholdInForce, UnscoredRow
-from assay.validity.metrics import BOOTSTRAP_RESAMPLES, AtThreshold, at_threshold, auc_interval, best_threshold, roc_auc
+from assay.validity.metrics import (
+    BOOTSTRAP_RESAMPLES,
+    AtThreshold,
+    at_threshold,
+    auc_interval,
+    best_threshold,
+    roc_auc,
+    scored_pairs,
+)
 
 
 @dataclass(frozen=True)
@@ -37,14 +45,12 @@ def metric_validity(
     resamples: int = BOOTSTRAP_RESAMPLES,
     seed: int = 0,
 ) -> MetricValidity:
-    kept = [i for i, value in enumerate(scores.values) if value is not None and np.isfinite(value)]
+    y, x, unscored_at = scored_pairs(labels, scores.values)
+    missing = set(unscored_at)
+    kept = [i for i in range(len(ids)) if i not in missing]
     unscored = [
-        UnscoredRow(id=ids[i], reason=scores.reasons[i] or "no value for this metric on this row")
-        for i in range(len(ids))
-        if i not in set(kept)
+        UnscoredRow(id=ids[i], reason=scores.reasons[i] or "no value for this metric on this row") for i in unscored_at
     ]
-    y = np.asarray([labels[i] for i in kept], dtype=int)
-    x = np.asarray([scores.values[i] for i in kept], dtype=float)
     interval = auc_interval(y, x, scores.higher_is_better, resamples=resamples, seed=seed)
     cut = threshold.value
     return MetricValidity(

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
+from scipy.stats import rankdata
 
 BOOTSTRAP_RESAMPLES = 1000
 CONFIDENCE = 0.95
@@ -41,9 +42,10 @@ class AtThreshold:
 def scored_pairs(
     labels: Sequence[int], scores: Sequence[float | None]
 ) -> tuple[np.ndarray, np.ndarray, list[int]]:
-    """(labels, scores) of the scored rows and the positions of the unscored ones."""
-    kept = [i for i, s in enumerate(scores) if s is not None and not math.isnan(s)]
-    unscored = [i for i, s in enumerate(scores) if s is None or math.isnan(s)]
+    """(labels, scores) of the scored rows and the positions of the unscored ones (None, NaN or infinite)."""
+    unscored = [i for i, s in enumerate(scores) if s is None or not math.isfinite(s)]
+    missing = set(unscored)
+    kept = [i for i in range(len(scores)) if i not in missing]
     return np.asarray([labels[i] for i in kept], dtype=int), np.asarray([scores[i] for i in kept], float), unscored
 
 
@@ -53,22 +55,8 @@ def roc_auc(labels: np.ndarray, scores: np.ndarray, higher_is_better: bool = Tru
     if positives == 0 or negatives == 0:
         return None
     oriented = scores if higher_is_better else -scores
-    ranks = _average_ranks(oriented)
+    ranks = rankdata(oriented)  # ties share their average rank
     return float((ranks[labels == 1].sum() - positives * (positives + 1) / 2) / (positives * negatives))
-
-
-def _average_ranks(values: np.ndarray) -> np.ndarray:
-    order = np.argsort(values, kind="mergesort")
-    sorted_values = values[order]
-    ranks = np.empty(len(values), float)
-    start = 0
-    while start < len(values):
-        end = start
-        while end + 1 < len(values) and sorted_values[end + 1] == sorted_values[start]:
-            end += 1
-        ranks[order[start : end + 1]] = (start + end) / 2 + 1
-        start = end + 1
-    return ranks
 
 
 def auc_interval(
