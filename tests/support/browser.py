@@ -114,10 +114,26 @@ def form_select(dialog: object, title: str) -> object:
     return dialog.get_by_role("button", name=re.compile("^Select " + re.escape(title)))
 
 
+OPTION_ATTEMPTS = 3
+
+
 def choose_option(session: Browser, dialog: object, title: str, option: str) -> None:
-    """Open a review field's select, click ``option`` and check the select now shows it."""
-    form_select(dialog, title).click()
-    session.page.get_by_role("option", name=option, exact=True).click()
+    """Open a review field's select, click ``option`` and check the select now shows it. A select or list that
+    re-renders under the pointer ("element is not stable", then detached) is scrolled to and opened again, as
+    a person would."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for attempt in range(1, OPTION_ATTEMPTS + 1):
+        try:
+            select = form_select(dialog, title)
+            select.scroll_into_view_if_needed(timeout=15_000)
+            select.click(timeout=15_000)
+            session.page.get_by_role("option", name=option, exact=True).click(timeout=15_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == OPTION_ATTEMPTS:
+                raise
+            session.page.keyboard.press("Escape")
     assert form_select(dialog, title).inner_text().strip() == option
 
 
