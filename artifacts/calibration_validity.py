@@ -28,8 +28,16 @@ def validity_line(metric: str, validity: CalibrationValidity) -> str:
     return (
         f"{metric}: AUC {_interval(validity.auc, validity.auc_low, validity.auc_high)}; "
         f"accuracy {_accuracy(validity.before)} -> {_accuracy(validity.after)}{refitted}; "
-        f"n {validity.n} ({validity.acceptable} acceptable); labels by {for_markdown_text(names)}"
+        f"n {validity.n} ({validity.acceptable} acceptable){_changed(validity)}; labels by {for_markdown_text(names)}"
     )
+
+
+def _changed(validity: CalibrationValidity) -> str:
+    if validity.changed is None:
+        return ""
+    if validity.changed == 0:
+        return ", every label confirms the metric's verdict (no independent evidence)"
+    return f", {validity.changed} changed from the metric's verdict"
 
 
 def validity_facts(calibration: Calibration) -> list[str]:

@@ -65,6 +65,7 @@ def build_guardrail_config(
         },
         "evaluator_ids": chosen,
         "thresholds_reviewed_by": book.reviewer,
+        "thresholds_labelled": book.labelled,
         "threshold_details": details,
     }
 

@@ -29,6 +29,7 @@ from assay.models.mrm import (
     Calibration,
     Decision,
     FailureClusters,
+    ReviewItem,
     RobustnessReport,
     SuiteValidation,
     TopicModel,
@@ -92,7 +93,14 @@ def _who(decision: Decision, *, when: bool) -> str:
         return "no reviewer (policy)"
     name = for_markdown_text(decision.reviewer) if decision.reviewer.strip() else "an unnamed reviewer"
     at = f" at {for_markdown_text(decision.decided_at)}" if when and decision.decided_at else ""
-    return f"{name} via {decision.source}{at}"
+    review = decision.review
+    how = ""
+    if when and review is not None:
+        how = (
+            f" ({review.how}: {review.shown} of {review.offered} shown in {review.forms} form"
+            f"{'s' * (review.forms != 1)}, {len(review.changed)} changed)"
+        )
+    return f"{name} via {decision.source}{at}{how}"
 
 
 def summarise_topics(model: TopicModel, decision: Decision | None = None) -> StepSummary:
@@ -271,6 +279,28 @@ def summarise_calibration(
     ]
     look = "metrics left at their default ('—'): they had too few or one-sided labels; label more answers."
     return StepSummary(markdown=_page("calibration", facts, None, look), tables={"thresholds": rows})
+
+
+def summarise_review_sample(items: Sequence[ReviewItem]) -> StepSummary:
+    """Before the calibration review: the sampled answers the reviewer is asked about, per metric."""
+    per_metric = Counter(f"{item.evaluator_id} / {item.metric}" for item in items)
+    facts = [
+        f"{len(items)} answers sampled for review over {len(per_metric)} metrics, half of them nearest the threshold",
+        "the review form starts each answer at the metric's verdict; the reviewer confirms or changes it",
+    ]
+    rows = [
+        {
+            "metric": text_cell(f"{item.evaluator_id} / {item.metric}", 60),
+            "case": text_cell(item.test_case_key, 60),
+            "score": _number(item.score),
+            "threshold": _number(item.threshold),
+            "metric says": "pass" if item.metric_passes else "fail",
+            "question": text_cell(item.question),
+        }
+        for item in items
+    ]
+    look = "the review form of this run (Resume): answers nearest their threshold come first."
+    return StepSummary(markdown=_page("calibration", facts, None, look), tables={"review-sample": rows})
 
 
 def summarise_clusters(clusters: FailureClusters, decision: Decision | None = None) -> StepSummary:

@@ -40,7 +40,7 @@ def threshold_book(
                     update={
                         "threshold": item.calibrated_threshold,
                         "source": "calibrated",
-                        "set_by": f"calibrated on {item.labels} labels by {reviewer}",
+                        "set_by": f"calibrated on {item.labels} labels by {reviewer}{_changed(item.labels_changed)}",
                         "calibration": item.method,
                     }
                 )
@@ -49,4 +49,14 @@ def threshold_book(
             elif metric.is_primary and in_run is not None:
                 entry = entry.model_copy(update={"calibration": NO_REVIEWER if not fitted else "not sampled"})
             entries.append(entry)
-    return ThresholdBook(entries=entries, reviewer=reviewer if fitted else NO_REVIEWER)
+    changed = [item.labels_changed for item in fitted.values()]
+    return ThresholdBook(
+        entries=entries,
+        reviewer=reviewer if fitted else NO_REVIEWER,
+        labels=sum(item.labels for item in fitted.values()),
+        labels_changed=None if None in changed else sum(changed),  # type: ignore[arg-type]
+    )
+
+
+def _changed(count: int | None) -> str:
+    return "" if count is None else f" ({count} changed from the metric's verdict)"

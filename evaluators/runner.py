@@ -7,7 +7,12 @@ from typing import Any
 
 from assay.models import TestLab
 from assay.models.evaluation import CaseScores, EvaluationResult, MetricAggregate
+from assay.progress import Progress, part
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
+
+PREPARE_SHARE = 0.5
+"""Of one evaluator's progress: ``prepare`` does the batch work of embedding and NLI evaluators, ``score``
+the per-case work of judged ones; which dominates is the evaluator's business, so each gets half."""
 
 
 def _error_reason(error: Exception) -> str:
@@ -102,13 +107,17 @@ def _prepare(evaluator: Evaluator, cases: list[CaseContext]) -> str | None:
     return reason
 
 
-def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
+def run_evaluator(evaluator: Evaluator, lab: TestLab, progress: Progress | None = None) -> EvaluationResult:
+    """``progress`` hears PREPARE_SHARE once the batch work is done, then the share of cases scored."""
     started = time.perf_counter()
     cases = [CaseContext.from_row(row) for row in lab.rows]
     skipped = [skip_reason(evaluator, case) for case in cases]
     scorable = [index for index, reason in enumerate(skipped) if reason is None]
     prepare_error = _prepare(evaluator, [cases[index] for index in scorable])
     blocked = set(scorable) if prepare_error else set()
+    scoring = part(progress, PREPARE_SHARE, 1.0)
+    if scoring is not None:
+        scoring(0.0)
     rows = []
     for index, case in enumerate(cases):
         reason = prepare_error if index in blocked else skipped[index]
@@ -116,6 +125,8 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab) -> EvaluationResult:
             rows.append(score_case(evaluator, case))
         else:
             rows.append(CaseScores(test_case_key=case.test_case_key, model_key=case.model_key, unscored_reason=reason))
+        if scoring is not None:
+            scoring((index + 1) / len(cases))
     aggregates, details = aggregate(evaluator, cases, rows)
     return EvaluationResult(
         evaluator=evaluator.full_spec(),

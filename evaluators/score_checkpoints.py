@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
+from assay.progress import Progress, part
 from assay.runs import fingerprint
 from assay.storage.base import ObjectStore
 from assay.storage.checkpoints import check_checkpoint, parse_checkpoint, put_checkpoint
@@ -46,23 +47,29 @@ def run_with_checkpoints(
     run_id: str,
     signer: Signer | None = None,
     shard_size: int = SCORE_SHARD_SIZE,
+    progress: Progress | None = None,
 ) -> EvaluationResult:
-    """``run_evaluator(evaluator, lab)``, with each shard's scores checkpointed in ``store`` (see the module)."""
+    """``run_evaluator(evaluator, lab)``, with each shard's scores checkpointed in ``store`` (see the module).
+    ``progress`` hears the fraction of the lab's rows done, a stored shard's at once."""
     if store is None or len(lab.rows) <= shard_size or unshardable_reason(evaluator) is not None:
-        return run_evaluator(evaluator, lab)
+        return run_evaluator(evaluator, lab, progress)
     configuration = fingerprint(evaluator.spec.id, evaluator.parameters())
     prefix = score_prefix(run_id, evaluator.spec.id)
     header = {"run_id": run_id, "evaluator": evaluator.spec.id}
-    parts, keys = [], []
+    parts, keys, done = [], [], 0
     for shard in shard_lab(lab, shard_size):
         content = hashlib.sha256(configuration.encode() + shard.model_dump_json().encode()).hexdigest()
         key = f"{prefix}{content}.json"
-        part = _stored_part(store, key, header, signer)
-        if part is None:
-            part = run_evaluator(evaluator, shard)
-            document = {**header, "result": part.model_dump(mode="json")}
+        result = _stored_part(store, key, header, signer)
+        if result is None:
+            shard_progress = part(progress, done / len(lab.rows), (done + len(shard.rows)) / len(lab.rows))
+            result = run_evaluator(evaluator, shard, shard_progress)
+            document = {**header, "result": result.model_dump(mode="json")}
             put_checkpoint(store, key, document, signer, overwrite=True)  # over a rejected one
-        parts.append(part)
+        done += len(shard.rows)
+        if progress is not None:
+            progress(done / len(lab.rows))
+        parts.append(result)
         keys.append(key)
     merged = merge_results(evaluator, lab, parts)
     for key in keys:

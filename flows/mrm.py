@@ -92,6 +92,7 @@ def mrm_workflow(
         topic_model = steps.topics(quote(chunks), topic_modeling, seed)
         run.publish("topic-modeling", {"topics.json": topic_model})
         counts.update(chunks=len(chunks), topics=len(topic_model.topics), silhouette=topic_model.silhouette)
+        run.show("topic-modeling", summaries.summarise_topics(topic_model))  # what the reviewer decides on
     topics_decision = review_topics(topic_model, chunks, run.review)
     run.show("topic-modeling", summaries.summarise_topics(topic_model, topics_decision))
 
@@ -105,6 +106,7 @@ def mrm_workflow(
     with run.step("test-validation") as counts:
         validation = steps.validate(quote(suite), quote(chunks), test_validation)
         run.publish("test-validation", {"validation.json": validation})
+        run.show("test-validation", summaries.summarise_validation(validation, None, suite))
         cases_decision = review_cases(suite, validation, run.review)
         run.show("test-validation", summaries.summarise_validation(validation, cases_decision, suite))
         suite = steps.exclude(quote(suite), cases_decision.decision["excluded_case_keys"])
@@ -123,6 +125,7 @@ def mrm_workflow(
     with run.step("calibration") as counts:
         items = steps.sample_review(quote(lab), quote(results), calibration.per_metric, seed)
         run.publish("calibration", {"review_items.json": [item.model_dump(mode="json") for item in items]})
+        run.show("calibration", summaries.summarise_review_sample(items))
         labels_decision = review_calibration(items, run.review, min_labels=MIN_LABELS)
         labels = person_labels(labels_decision)
         fitted = steps.calibrate(quote(items), quote(labels), quote(results), seed)
@@ -140,12 +143,14 @@ def mrm_workflow(
         counts.update(
             labels=len(labels),
             reviewer=thresholds.reviewer,
+            labelled=thresholds.labelled,
             recalibrated=sum(entry.source == "calibrated" for entry in thresholds.entries),
         )
         run.show("calibration", summaries.summarise_calibration(fitted, labels_decision))
 
     with run.step("failure-clustering") as counts:
         found = steps.clusters(quote(lab), quote(results), quote(thresholds), seed)
+        run.show("failure-clustering", summaries.summarise_clusters(found))
         names_decision = review_clusters(found, run.review)
         failure_clusters = found.model_copy(
             update={

@@ -26,8 +26,8 @@ from evaluators.selection import run_parameters
 from flows.attempts import claim_run
 from flows.review import ReviewContext
 from tasks import mrm as steps
-from tasks.control_room import publish_step_summary
-from tasks.evaluate import build_lab, evaluate, publish, select
+from tasks.control_room import progress_part, publish_step_summary, step_progress
+from tasks.evaluate import ANSWERS_SHARE, build_lab, evaluate, publish, select
 from tasks.timing import step_library_seconds, step_scope
 
 
@@ -149,14 +149,19 @@ class WorkflowRun:
         self, suite: TestSuite, evaluators: list[str] | None, run_key: str
     ) -> tuple[TestLab, list[EvaluationResult], list[str], dict[str, str]]:
         """Ask the hosts (answers checkpointed per run key) and run every selected evaluator, each its own
-        task run named after the evaluator."""
-        lab = build_lab(quote(suite), self.hosts, run_key)
+        task run named after the evaluator. They fill the rest of the step's progress bar (after perturbing,
+        in a robustness step): the answers ANSWERS_SHARE of it, each evaluator an equal part of the rest."""
+        start = step_progress().fraction
+        answered = start + (1.0 - start) * ANSWERS_SHARE
+        with progress_part(start, answered):
+            lab = build_lab(quote(suite), self.hosts, run_key)
         requested = evaluators or ["all"]
         selected, skipped = select(quote(lab), requested)
-        results = [
-            evaluate(quote(lab), evaluator_id, run_parameters(requested, evaluator_id), run_key)
-            for evaluator_id in selected
-        ]
+        share = (1.0 - answered) / max(1, len(selected))
+        results = []
+        for index, evaluator_id in enumerate(selected):
+            with progress_part(answered + share * index, answered + share * (index + 1)):
+                results.append(evaluate(quote(lab), evaluator_id, run_parameters(requested, evaluator_id), run_key))
         return lab, results, selected, skipped
 
     def publish_evaluation(

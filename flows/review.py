@@ -1,12 +1,13 @@
-"""Human review in the Prefect UI: the paused flow run shows a form per page; the reviewer's answer resumes it.
+"""Human review in the Prefect UI: one pause per reviewed step, whose form the reviewer's answer resumes.
 
-Without ``interactive``, decisions come from the approvals file or the step's policy (see
-``assay.mrm.approvals``); either way every decision is stored with who made it. A decision already stored for
-this run is returned without pausing, and so is every page already answered: a run resumed after a crash
-asks the reviewer only for what is still open.
+The form offers a bulk choice (accept every proposal as shown, or review the items shown) and the most
+informative items; the person may ask for more (cases, calibration answers), one more form each time. Without
+``interactive``, decisions come from the approvals file or the step's policy (see ``assay.mrm.approvals``);
+either way every decision is stored with who made it and, for a form, what was shown and what the person
+changed (``ReviewRecord``). A decision already stored for this run is returned without pausing, and so is
+every form already answered: a run resumed after a crash asks the reviewer only for what is still open.
 """
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from prefect.flow_runs import pause_flow_run
 from assay.models import TestSuite
 from assay.models.base import DomainModel
 from assay.models.corpus import Chunk
-from assay.models.mrm import Decision, FailureClusters, ReviewItem, SuiteValidation, TopicModel
+from assay.models.mrm import Decision, FailureClusters, ReviewItem, ReviewRecord, SuiteValidation, TopicModel
 from assay.mrm.approvals import (
     ApprovalsFile,
     CalibrationDecision,
@@ -29,13 +30,19 @@ from assay.mrm.approvals import (
     record_person,
 )
 from flows.review_forms import (
+    ACCEPT,
+    PER_FORM,
+    REVIEW_AND_MORE,
     REVIEWER_TITLE,
-    FormPage,
-    calibration_pages,
-    case_pages,
-    cluster_pages,
-    merge_decisions,
-    topic_pages,
+    SKIP,
+    FormAnswer,
+    StepReview,
+    calibration_review,
+    case_review,
+    cluster_review,
+    decision_of,
+    proposed_name,
+    topic_review,
 )
 
 REVIEW_TIMEOUT_S = 7 * 24 * 3600
@@ -48,57 +55,77 @@ class ReviewContext:
     store: DecisionStore
     interactive: bool
     approvals: ApprovalsFile | None
-    page_size: int = 8
+    page_size: int = PER_FORM  # items per form; the person asks for more
     poll_s: int = 5  # how often a paused run checks whether the reviewer resumed it
 
 
 def review_topics(topic_model: TopicModel, chunks: list[Chunk], ctx: ReviewContext) -> Decision:
     """Topics to leave out of test generation (policy: keep every topic)."""
-    pages = topic_pages(topic_model, chunks, ctx.page_size)
-    return _review("topic-modeling", pages, ctx, TopicDecision(), "policy: keep every topic")
+    review = topic_review(topic_model, chunks, ctx.page_size)
+    return _review(review, ctx, TopicDecision(), "policy: keep every topic")
 
 
 def review_cases(suite: TestSuite, validation: SuiteValidation, ctx: ReviewContext) -> Decision:
     """Generated cases to drop before evaluation (policy: the flagged outliers)."""
     outliers = [check.test_case_key for check in validation.cases if check.outlier]
-    pages = case_pages(suite, validation, ctx.page_size)
+    review = case_review(suite, validation, ctx.page_size)
     policy = CaseDecision(excluded_case_keys=outliers)
-    return _review("test-validation", pages, ctx, policy, "policy: exclude the flagged outliers")
+    return _review(review, ctx, policy, "policy: exclude the flagged outliers")
 
 
 def review_calibration(items: list[ReviewItem], ctx: ReviewContext, *, min_labels: int = 6) -> Decision:
     """The reviewer's pass/fail labels of sampled answers. The policy gives none: labels are never invented,
     so without a person every threshold keeps its default."""
-    pages = calibration_pages(items, ctx.page_size, min_labels)
-    return _review("calibration", pages, ctx, CalibrationDecision(), "no reviewer: thresholds stay at their defaults")
+    review = calibration_review(items, min_labels, ctx.page_size)
+    return _review(review, ctx, CalibrationDecision(), "no reviewer: thresholds stay at their defaults")
 
 
 def review_clusters(clusters: FailureClusters, ctx: ReviewContext) -> Decision:
     """A weakness name per failure cluster (policy: its top keywords)."""
-    names = {str(cluster.id): ", ".join(cluster.keywords[:3]) for cluster in clusters.clusters}
-    pages = cluster_pages(clusters, ctx.page_size)
+    names = {str(cluster.id): proposed_name(cluster) for cluster in clusters.clusters}
     policy = WeaknessDecision(names=names)
-    return _review("failure-clustering", pages, ctx, policy, "policy: name each cluster by its top keywords")
+    note = "policy: name each cluster by its top keywords"
+    return _review(cluster_review(clusters, ctx.page_size), ctx, policy, note)
 
 
-def _review(step: str, pages: Sequence[FormPage], ctx: ReviewContext, policy: DomainModel, note: str) -> Decision:
+def proposed_decision(review: StepReview) -> dict[str, Any]:
+    """What the step proposes, before anybody answers (shown in the Artifacts tab while the run waits)."""
+    return decision_of(review.step, {item.item_id: item.proposal for item in review.items}, _proposals(review))
+
+
+def _review(review: StepReview, ctx: ReviewContext, policy: DomainModel, note: str) -> Decision:
     """The stored decision, else the file's or policy's (not interactive, or nothing to ask), else the
-    person's answers page by page, recorded as one decision once every page is answered."""
-    offered = [item for page in pages for item in page.offered]
-    if not ctx.interactive or not pages or ctx.store.get(step) is not None:
+    person's: one form, and another each time they ask for more, recorded as one decision at the end."""
+    step, offered = review.step, review.offered
+    if not ctx.interactive or not offered or ctx.store.get(step) is not None:
         return _logged(decide(step, ctx.store, ctx.approvals, policy, note, offered))
     answered = ctx.store.pages(step)
-    parts, reviewers = [], []
-    for page in pages:
-        saved = answered.get(page.number)
-        if saved is None or saved.get("offered") != page.offered:
-            saved = {"offered": page.offered, **_ask(page, ctx)}
-            ctx.store.save_page(step, page.number, saved)
-        parts.append(saved["decision"])
-        reviewers.append(saved["reviewer"])
-    decision = merge_decisions(step, parts)
+    answers: list[FormAnswer] = []
+    for number in range(1, review.forms + 1):
+        shown = [item.item_id for item in review.shown(number)]
+        saved = answered.get(number)
+        if saved is None or saved.get("shown") != shown:
+            saved = _ask(review, number, ctx).to_json()
+            ctx.store.save_page(step, number, saved)
+        answers.append(FormAnswer.from_json(saved))
+        if answers[-1].how != REVIEW_AND_MORE:
+            break
+    decision = decision_of(step, review.values_for_all(answers), _proposals(review))
     check_decision(step, decision, offered)
-    return _logged(record_person(ctx.store, step, decision, ", ".join(dict.fromkeys(reviewers)), offered))
+    record = ReviewRecord(
+        how="accepted the proposals" if answers[-1].how == ACCEPT else "reviewed item by item",
+        forms=len(answers),
+        shown=sum(len(answer.shown) for answer in answers),
+        offered=len(offered),
+        changed=review.changed(answers),
+        skipped=[item for answer in answers for item, value in answer.values.items() if value == SKIP],
+    )
+    reviewers = ", ".join(dict.fromkeys(answer.reviewer for answer in answers))
+    return _logged(record_person(ctx.store, step, decision, reviewers, offered, record))
+
+
+def _proposals(review: StepReview) -> dict[str, str]:
+    return {item.item_id: item.proposal for item in review.items}
 
 
 def _logged(decision: Decision) -> Decision:
@@ -109,37 +136,37 @@ def _logged(decision: Decision) -> Decision:
     return decision
 
 
-def _ask(page: FormPage, ctx: ReviewContext) -> dict[str, Any]:
-    """Pause until the page's answer is acceptable; a refused one re-opens the form, with the reason on top
+def _ask(review: StepReview, number: int, ctx: ReviewContext) -> FormAnswer:
+    """Pause until the form's answer is acceptable; a refused one re-opens the form, with the reasons first
     and the person's choices kept, and is never stored."""
     values: dict[str, str] = {}
     error = ""
     while True:
-        form = page.form(values, error)
-        answer: Any = pause_flow_run(wait_for_input=form, timeout=REVIEW_TIMEOUT_S, poll_interval=ctx.poll_s)
-        values = {key: str(value) for key, value in answer.model_dump(exclude={"metadata"}).items()}
-        decision = page.decision(values)
-        reviewer = " ".join(values.get("reviewer", "").split())
+        form = review.form(number, values, error)
+        raw: Any = pause_flow_run(wait_for_input=form, timeout=REVIEW_TIMEOUT_S, poll_interval=ctx.poll_s)
+        values = {key: str(value) for key, value in raw.model_dump(exclude={"metadata"}).items()}
+        answer = review.answer(number, values)
         try:
-            _check(page, decision, reviewer)
+            _check(review, answer)
         except DecisionError as problem:
             error = str(problem)
             reasons = error.replace("\n", " / ")
-            print(f"review {page.step} page {page.number}: answer not accepted ({reasons}); the form is open again")
+            print(f"review {review.step} form {number}: answer not accepted ({reasons}); the form is open again")
             continue
-        return {"decision": decision, "reviewer": reviewer}
+        return answer
 
 
-def _check(page: FormPage, decision: dict[str, Any], reviewer: str) -> None:
+def _check(review: StepReview, answer: FormAnswer) -> None:
     """Every reason to refuse the answer at once, so the re-opened form lists them all."""
     problems = []
-    if not reviewer:
+    if not answer.reviewer:
         problems.append(
             f"reviewer: give your name in '{REVIEWER_TITLE}' (blank or spaces are not a name); the decision is "
             "recorded under it"
         )
+    part = decision_of(review.step, answer.values, _proposals(review))
     try:
-        check_decision(page.step, decision, page.offered)
+        check_decision(review.step, part, answer.shown)
     except DecisionError as problem:
         problems.append(str(problem))
     if problems:

@@ -1,18 +1,22 @@
-"""The review forms a person fills in the Prefect UI, built per pause: one field per item, no ids to type.
+"""The review forms a person fills in the Prefect UI: one pause per reviewed step, a bulk choice first, then at
+most ``per_form`` items (the most informative first), each carrying its evidence in the field itself.
 
-What the Prefect 3.8 UI (the default V2 UI, checked in chromium) does with a ``RunInput`` model: a
-``Literal[...]`` field renders as a select whose label is the field's title, a ``str`` field as a text box,
-fields keep their order, a field with a default is marked "(Optional)", and a missing required field is
-refused by the server with a message naming it. The pause's description renders as Markdown, but a
-field's description is shown as plain text. So every item's details (escaped corpus and answer text) go in
-the page's Markdown description, numbered like the fields; a field's title and description carry only a
-short plain line. Field names are ``item_1``, ``item_2``... (identifiers); the page keeps which id each
-name stands for, so ids never travel through the browser.
+What Prefect 3.8's two UIs do with a ``RunInput`` model (checked in chromium at 1280x800): both show each
+field's title and description and keep the fields' order; a ``Literal[...]`` field is a select, a ``str`` a text
+box, a field with a default is marked "(Optional)", and a missing required field is refused naming it. The
+pause's own description (Markdown) is drawn 0 px high by the default UI (V1) below ~1600 px, so nothing a person
+needs may live only there: the item's evidence (question, expected answer, the answer's first characters, score
+against threshold; keywords and a chunk; cluster size and examples) is in its field's title and description,
+and the counts of what the proposals decide for the items not shown, and any refusal, are in the first field's
+description. V1 renders a field description as Markdown and V2 as plain text, so descriptions are Markdown-
+escaped with backslashes (a rare bracket shows its backslash in V2; no link or image can reach V1) and their
+parts are separate paragraphs (one line in V2). Field names are ``item_1``, ``item_2``...; the form keeps which
+id each stands for, so ids never travel through the browser.
 """
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,8 +30,15 @@ from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, Topic
 
 REVIEWER_TITLE = "Your name"
 REVIEWER_HELP = "Required: the decision is recorded under this name."
-EXCERPT_CHARS = 280
-ANSWER_CHARS = 400
+BULK_TITLE = "How do you decide?"
+REVIEW = "review the items below"
+REVIEW_AND_MORE = "review the items below, then show me more"
+ACCEPT = "accept every proposal as shown"
+SKIP = "skip"
+PER_FORM = 25
+ANSWER_CHARS = 300
+EXCERPT_CHARS = 300
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]<>~|#!])")
 
 
 @dataclass(frozen=True)
@@ -36,40 +47,102 @@ class ItemField:
 
     item_id: str
     title: str
-    help: str
-    choices: tuple[str, ...] | None
-    default: str
+    evidence: str  # the field's description: what a person must see to decide (escaped for both UIs)
+    choices: tuple[str, ...] | None  # None: a text box (a name)
+    proposal: str  # the field's starting value: what the step proposes
+    unshown: str  # what the item is decided as when the person never sees it
 
 
 @dataclass(frozen=True)
-class FormPage:
-    """One pause's form: its fields, the Markdown shown above them, and how an answer maps back to ids."""
+class FormAnswer:
+    """One form's answer, mapped back to item ids."""
+
+    values: dict[str, str]  # item id -> the choice (or name) for every item shown
+    reviewer: str
+    how: str  # REVIEW, REVIEW_AND_MORE or ACCEPT
+    shown: list[str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"values": self.values, "reviewer": self.reviewer, "how": self.how, "shown": self.shown}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "FormAnswer":
+        return cls(dict(data["values"]), str(data["reviewer"]), str(data["how"]), list(data["shown"]))
+
+
+@dataclass(frozen=True)
+class StepReview:
+    """What one step asks a person: its items in the order they are worth a look, shown ``per_form`` at a
+    time; the first form is the review unless the person asks for more."""
 
     step: str
-    number: int
-    of: int
-    fields: tuple[ItemField, ...]
-    description: str
+    heading: str  # what the step asks, one sentence
+    items: tuple[ItemField, ...]
+    per_form: int = PER_FORM
+    rest_word: str = "items"
 
     @property
     def offered(self) -> list[str]:
-        return [item.item_id for item in self.fields]
+        return [item.item_id for item in self.items]
 
     @property
-    def names(self) -> dict[str, str]:
-        """Field name -> the item id it stands for (kept server-side)."""
-        return {f"item_{index}": item.item_id for index, item in enumerate(self.fields, 1)}
+    def can_ask_for_more(self) -> bool:
+        return self.step in {"test-validation", "calibration"}
 
-    def form(self, values: dict[str, str] | None = None, error: str = "") -> type[RunInput]:
-        """The ``RunInput`` to pause with: defaults are the proposal, or the person's last answer when the
-        form is shown again, with the reason it was not accepted at the top."""
+    @property
+    def forms(self) -> int:
+        size = max(1, self.per_form)
+        return max(1, (len(self.items) + size - 1) // size)
+
+    def shown(self, number: int) -> tuple[ItemField, ...]:
+        """The items of form ``number`` (1-based)."""
+        size = max(1, self.per_form)
+        return self.items[(number - 1) * size : number * size]
+
+    def rest(self, number: int) -> str:
+        """What the proposals decide for the items no form up to ``number`` shows, in counts."""
+        left = self.items[number * max(1, self.per_form) :]
+        if not left:
+            return f"Every one of the {len(self.items)} {self.rest_word} is in the forms so far."
+        if self.step == "calibration":
+            return (
+                f"{len(left)} more sampled {self.rest_word} are not shown: they stay unlabelled unless you choose "
+                f"'{REVIEW_AND_MORE}'."
+            )
+        if self.step == "failure-clustering":
+            return f"{len(left)} more {self.rest_word} are not shown: they keep their proposed keyword names."
+        counts = Counter(item.unshown for item in left)
+        decided = ", ".join(f"{verb} {count}" for verb, count in sorted(counts.items()))
+        more = f"; choose '{REVIEW_AND_MORE}' to see them" if self.can_ask_for_more else ""
+        return f"{len(left)} more {self.rest_word} are not shown: the proposals {decided} of them{more}."
+
+    def names(self, number: int) -> dict[str, str]:
+        """Field name -> the item id it stands for (kept server-side)."""
+        start = (number - 1) * max(1, self.per_form)
+        return {f"item_{start + index}": item.item_id for index, item in enumerate(self.shown(number), 1)}
+
+    def form(self, number: int, values: Mapping[str, str] | None = None, error: str = "") -> type[RunInput]:
+        """The ``RunInput`` to pause with: the bulk choice, the items' fields starting at the proposal (or the
+        person's last answer when the form is shown again), the reviewer's name. A refused answer's reasons
+        open the first field's description and the page's Markdown."""
         values = values or {}
-        definitions: dict[str, Any] = {}
-        for name, item in zip(self.names, self.fields, strict=True):
+        choices = (REVIEW, REVIEW_AND_MORE, ACCEPT) if self._more_left(number) else (REVIEW, ACCEPT)
+        last_how = values.get("how", REVIEW)
+        definitions: dict[str, Any] = {
+            "how": (
+                Literal[choices],
+                Field(
+                    last_how if last_how in choices else REVIEW,
+                    title=BULK_TITLE,
+                    description=self._bulk_help(number, error),
+                ),
+            )
+        }
+        for name, item in zip(self.names(number), self.shown(number), strict=True):
             kind: Any = Literal[item.choices] if item.choices else str
             last = values.get(name, "")  # a refused blank shows the proposal again, not the blank
-            shown = last if last.strip() else item.default
-            definitions[name] = (kind, Field(shown, title=item.title, description=item.help))
+            shown = last if last.strip() else item.proposal
+            definitions[name] = (kind, Field(shown, title=item.title, description=item.evidence))
         name = values.get("reviewer", "").strip()
         reviewer = (
             Field(name, title=REVIEWER_TITLE, description=REVIEWER_HELP, min_length=1)
@@ -77,79 +150,105 @@ class FormPage:
             else Field(title=REVIEWER_TITLE, description=REVIEWER_HELP, min_length=1)
         )
         model = create_model(f"{_camel(self.step)}Review", __base__=RunInput, **definitions, reviewer=(str, reviewer))
-        return model.with_initial_data(description=refusal(error) + self.description)
+        return model.with_initial_data(description=self._page_markdown(number, error))
 
-    def decision(self, answer: dict[str, Any]) -> dict[str, Any]:
-        """The step's decision (same shape as its decision model) from the answered fields."""
-        chosen = {self.names[name]: str(value) for name, value in answer.items() if name in self.names}
-        if self.step == "topic-modeling":
-            return {"excluded_topic_ids": [int(item) for item, value in chosen.items() if value == "exclude"]}
-        if self.step == "test-validation":
-            return {"excluded_case_keys": [item for item, value in chosen.items() if value == "exclude"]}
-        if self.step == "calibration":
-            return {
-                "passed_item_ids": [item for item, value in chosen.items() if value == "pass"],
-                "failed_item_ids": [item for item, value in chosen.items() if value == "fail"],
-            }
-        names = {item: " ".join(value.split()) for item, value in chosen.items()}
-        proposed = {item.item_id: " ".join(item.default.split()) for item in self.fields}
-        return {"names": names, "kept_proposed": [item for item, name in names.items() if name == proposed[item]]}
+    def answer(self, number: int, raw: Mapping[str, Any]) -> FormAnswer:
+        """The form's answer by item id; with ``ACCEPT`` every shown item takes its proposal, whatever the
+        fields say."""
+        how = str(raw.get("how") or REVIEW)
+        shown = self.shown(number)
+        if how == ACCEPT:
+            values = {item.item_id: item.proposal for item in shown}
+        else:
+            names = self.names(number)
+            values = {names[name]: str(value) for name, value in raw.items() if name in names}
+            values = {item.item_id: values.get(item.item_id, item.proposal) for item in shown}
+        reviewer = " ".join(str(raw.get("reviewer") or "").split())
+        return FormAnswer(values, reviewer, how, [item.item_id for item in shown])
 
+    def values_for_all(self, answers: Sequence[FormAnswer]) -> dict[str, str]:
+        """Every item's value: what the person chose where a form showed it, else what an unseen item gets."""
+        values = {item.item_id: item.unshown for item in self.items}
+        for answer in answers:
+            values.update(answer.values)
+        return values
 
-def refusal(error: str) -> str:
-    """What opens a form shown again: the reasons the last answer was refused (one a line, each naming the
-    field and what is expected) above everything else, set off by a rule, so they are the first thing the
-    person reads; the UI closes the dialog on Resume either way, so the re-opened form is where they show."""
-    problems = [for_markdown_text(line) for line in error.splitlines() if line.strip()]
-    if not problems:
-        return ""
-    listed = f" {problems[0]}" if len(problems) == 1 else "".join(f"\n- {problem}" for problem in problems)
-    return f"**Not accepted, please correct:**{listed}\n\n---\n\n"
+    def changed(self, answers: Sequence[FormAnswer]) -> list[str]:
+        """Shown items whose answer differs from the proposal (a calibration skip is not a change)."""
+        proposals = {item.item_id: item.proposal for item in self.items}
+        return [
+            item
+            for answer in answers
+            for item, value in answer.values.items()
+            if value != SKIP and " ".join(value.split()) != " ".join(proposals[item].split())
+        ]
 
+    def _more_left(self, number: int) -> bool:
+        return self.can_ask_for_more and number < self.forms
 
-def merge_decisions(step: str, parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """One decision from the pages' decisions (lists joined, names merged)."""
-    merged: dict[str, Any] = {"names": {}, "kept_proposed": []} if step == "failure-clustering" else {}
-    for part in parts:
-        for key, value in part.items():
-            if isinstance(value, dict):
-                merged.setdefault(key, {}).update(value)
-            else:
-                merged[key] = [*merged.get(key, []), *value]
-    return merged
+    def _bulk_help(self, number: int, error: str) -> str:
+        problems = [_escape(line) for line in error.splitlines() if line.strip()]
+        refused = ["NOT ACCEPTED, please correct: " + " / ".join(problems)] if problems else []
+        shown = self.shown(number)
+        start = (number - 1) * max(1, self.per_form) + 1
+        parts = [
+            *refused,
+            f"{self.heading} Form {number}: {self.rest_word} {start}-{start + len(shown) - 1} of {len(self.items)}, "
+            "the most informative first.",
+            self.rest(number),
+            f"'{ACCEPT}' takes every proposal below as it stands (recorded as accepted, not as reviewed).",
+        ]
+        return "\n\n".join(parts)
 
-
-def topic_pages(topic_model: TopicModel, chunks: Sequence[Chunk], page_size: int) -> list[FormPage]:
-    texts = {chunk.ref: chunk.text for chunk in chunks}
-
-    def section(index: int, topic: Any) -> str:
-        samples = [texts[ref] for ref in topic.chunk_refs if ref in texts][:2] or [topic.representative]
-        quotes = "\n\n".join(f"> {_md(sample, EXCERPT_CHARS)}" for sample in samples if sample)
+    def _page_markdown(self, number: int, error: str) -> str:
+        problems = [for_markdown_text(line) for line in error.splitlines() if line.strip()]
+        refused = ""
+        if problems:
+            listed = f" {problems[0]}" if len(problems) == 1 else "".join(f"\n- {p}" for p in problems)
+            refused = f"**Not accepted, please correct:**{listed}\n\n---\n\n"
+        title = {
+            "topic-modeling": "Topics found in the corpus",
+            "test-validation": "Generated test cases",
+            "calibration": "Do you agree with the metric?",
+            "failure-clustering": "Failure clusters",
+        }[self.step]
         return (
-            f"**{index}. Topic {topic.id}** ({len(topic.chunk_refs)} chunks) — keywords: "
-            f"{_md(', '.join(topic.keywords[:8]), 200)}\n\n{quotes}"
+            f"{refused}### {title}\n{for_markdown_text(self.heading)}\n\n{for_markdown_text(self.rest(number))}\n\n"
+            "Each item's evidence is under its title. Then enter your name and submit."
         )
 
-    fields = [
-        ItemField(
-            str(t.id),
-            f"{i}. Topic {t.id}: {_plain(t.label, 60)}",
-            f"{len(t.chunk_refs)} chunks",
-            ("keep", "exclude"),
-            "keep",
+
+def topic_review(topic_model: TopicModel, chunks: Sequence[Chunk], per_form: int = PER_FORM) -> StepReview:
+    """Largest topics first; each with its keywords and one chunk."""
+    texts = {chunk.ref: chunk.text for chunk in chunks}
+    ordered = sorted(topic_model.topics, key=lambda topic: (-len(topic.chunk_refs), topic.id))
+
+    def field(index: int, topic: Any) -> ItemField:
+        sample = next((texts[ref] for ref in topic.chunk_refs if ref in texts), topic.representative)
+        evidence = _paragraphs(
+            ("Keywords", ", ".join(topic.keywords[:8]), 200), ("Example chunk", sample or "none", EXCERPT_CHARS)
         )
-        for i, t in enumerate(topic_model.topics, 1)
-    ]
-    intro = "### Topics found in the corpus\nChoose **exclude** for a topic to leave it out of test generation."
-    return _paginate("topic-modeling", fields, topic_model.topics, section, intro, page_size)
+        title = f"{index}. Topic {topic.id}: {_plain(topic.label, 60)} ({len(topic.chunk_refs)} chunks)"
+        return ItemField(str(topic.id), title, evidence, ("keep", "exclude"), "keep", "keep")
+
+    fields = tuple(field(index, topic) for index, topic in enumerate(ordered, 1))
+    heading = "Choose exclude for a topic to leave it out of test generation (proposed: keep every topic)."
+    return StepReview("topic-modeling", heading, fields, per_form, "topics")
 
 
-def case_pages(suite: TestSuite, validation: SuiteValidation, page_size: int) -> list[FormPage]:
+def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = PER_FORM) -> StepReview:
+    """Flagged outliers first (proposed: exclude), then the cases least similar to their source."""
     checks = {check.test_case_key: check for check in validation.cases}
     cases = [case for _, case in suite.cases()]
 
-    def section(index: int, case: Any) -> str:
+    def rank(case: Any) -> tuple[int, float, str]:
         check = checks.get(case.key)
+        cosine = check.cosine if check is not None and check.cosine is not None else 2.0
+        return (0 if check is not None and check.outlier else 1, cosine, case.key)
+
+    def field(index: int, case: Any) -> ItemField:
+        check = checks.get(case.key)
+        outlier = bool(check and check.outlier)
         measures = []
         if check is not None:
             measures = [
@@ -161,106 +260,114 @@ def case_pages(suite: TestSuite, validation: SuiteValidation, page_size: int) ->
                 )
                 if value is not None
             ]
-        flag = f"\n- **flagged**: {_md('; '.join(check.reasons), 300)}" if check and check.outlier else ""
-        return (
-            f"**{index}. {_md(case.key, 80)}** (generator: {_md(case.generator or 'unknown', 40)}; "
-            f"{', '.join(measures) or 'not validated'})\n- question: {_md(case.prompt, 300)}\n"
-            f"- expected answer: {_md(case.expected_output, ANSWER_CHARS)}{flag}"
+        flag = "flagged outlier, proposed exclude" if outlier else "not flagged"
+        title = f"{index}. Case {_plain(case.key, 50)}: {flag}"
+        evidence = _paragraphs(
+            ("Question", case.prompt, ANSWER_CHARS),
+            ("Expected answer", case.expected_output, ANSWER_CHARS),
+            ("Why flagged", "; ".join(check.reasons) if outlier and check else "", 300),
+            ("Measures", ", ".join(measures) or "not validated", 120),
+            ("Generator", case.generator or "unknown", 60),
         )
+        proposal = "exclude" if outlier else "keep"
+        return ItemField(case.key, title, evidence, ("keep", "exclude"), proposal, proposal)
 
-    def field(index: int, case: Any) -> ItemField:
-        check = checks.get(case.key)
-        outlier = bool(check and check.outlier)
-        hint = "flagged as an outlier: proposed exclude" if outlier else "not flagged"
-        return ItemField(
-            case.key,
-            f"{index}. Case {_plain(case.key, 60)}",
-            hint,
-            ("keep", "exclude"),
-            "exclude" if outlier else "keep",
+    fields = tuple(field(index, case) for index, case in enumerate(sorted(cases, key=rank), 1))
+    heading = "Choose exclude to drop a case before evaluation (proposed: exclude the flagged outliers)."
+    return StepReview("test-validation", heading, fields, per_form, "cases")
+
+
+def calibration_review(items: Sequence[ReviewItem], min_labels: int, per_form: int = PER_FORM) -> StepReview:
+    """Answers nearest their metric's threshold first, taken in turn from each metric; each field starts at the
+    metric's verdict, so a label records whether the person confirmed or changed it."""
+    by_metric: dict[str, list[ReviewItem]] = {}
+    for item in items:
+        by_metric.setdefault(f"{item.evaluator_id}/{item.metric}", []).append(item)
+    queues = [sorted(group, key=_distance) for _, group in sorted(by_metric.items())]
+    ordered = [queue[turn] for turn in range(max(map(len, queues), default=0)) for queue in queues if turn < len(queue)]
+
+    def field(index: int, item: ReviewItem) -> ItemField:
+        verdict = "pass" if item.metric_passes else "fail"
+        case = _plain(item.test_case_key, 40)
+        title = f"{index}. {_plain(item.metric, 40)} says {verdict.upper()} ({_against(item)}), case {case}"
+        evidence = _paragraphs(
+            ("Question", item.question, ANSWER_CHARS),
+            ("Expected answer", item.expected_output, ANSWER_CHARS),
+            ("Answer", item.actual_output or "(empty)", ANSWER_CHARS),
+            ("Metric", f"{item.evaluator_id}/{item.metric} on {item.model_key}", 120),
         )
+        return ItemField(item.item_id, title, evidence, ("pass", "fail", SKIP), verdict, SKIP)
 
-    fields = [field(index, case) for index, case in enumerate(cases, 1)]
-    intro = (
-        "### Generated test cases\nFlagged outliers are set to **exclude**; change any choice to keep or drop "
-        "a case before evaluation."
+    fields = tuple(field(index, item) for index, item in enumerate(ordered, 1))
+    heading = (
+        "Each answer starts at the metric's verdict: keep it to confirm, change it where you disagree, or skip. "
+        f"A metric's threshold is refitted once it has {min_labels} labels with passes and fails among them "
+        f"({len(by_metric)} metrics sampled)."
     )
-    return _paginate("test-validation", fields, cases, section, intro, page_size)
+    return StepReview("calibration", heading, fields, per_form, "answers")
 
 
-def calibration_pages(items: Sequence[ReviewItem], page_size: int, min_labels: int) -> list[FormPage]:
-    per_metric = Counter(f"{item.evaluator_id}/{item.metric}" for item in items)
+def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepReview:
+    """Largest clusters first; each with its keywords and two example questions."""
+    ordered = sorted(clusters.clusters, key=lambda cluster: (-cluster.size, cluster.id))
 
-    def verdict(item: ReviewItem) -> str:
-        if item.threshold is None:
-            return f"metric says {'pass' if item.metric_passes else 'fail'} (score {item.score:.3f})"
-        sign = (">=" if item.metric_passes else "<") if item.higher_is_better else ("<=" if item.metric_passes else ">")
-        word = "pass" if item.metric_passes else "fail"
-        return f"metric says {word} (score {item.score:.3f} {sign} threshold {item.threshold:.3f})"
-
-    def section(index: int, item: ReviewItem) -> str:
-        return (
-            f"**{index}. {_md(item.evaluator_id)}/{_md(item.metric)}** on {_md(item.model_key, 60)}, case "
-            f"{_md(item.test_case_key, 60)}: {verdict(item)}\n- question: {_md(item.question, 300)}\n"
-            f"- expected answer: {_md(item.expected_output, ANSWER_CHARS)}\n"
-            f"- actual answer: {_md(item.actual_output, ANSWER_CHARS)}"
+    def field(index: int, cluster: Any) -> ItemField:
+        examples = " / ".join(_shorten(question, 150) for question in cluster.example_questions[:2])
+        evidence = _paragraphs(
+            ("Keywords", ", ".join(cluster.keywords[:8]), 200), ("Example questions", examples or "none", 320)
         )
+        title = f"{index}. Name of cluster {cluster.id} ({cluster.size} failures)"
+        proposal = proposed_name(cluster)
+        return ItemField(str(cluster.id), title, evidence, None, proposal, proposal)
 
-    fields = [
-        ItemField(
-            item.item_id,
-            f"{i}. {_plain(item.metric, 40)} on case {_plain(item.test_case_key, 40)}",
-            verdict(item),
-            ("pass", "fail", "skip"),
-            "skip",
-        )
-        for i, item in enumerate(items, 1)
-    ]
-    needs = "; ".join(f"{_md(metric)}: {count} offered" for metric, count in sorted(per_metric.items()))
-    intro = (
-        "### Do you agree with the metric?\nFor each answer choose **pass** (acceptable) or **fail** "
-        f"(unacceptable), or **skip** it. A metric's threshold is refitted from your labels once it has at least "
-        f"**{min_labels} labels**, both passes and fails among them ({needs}); with fewer, its default stays."
-    )
-    return _paginate("calibration", fields, list(items), section, intro, page_size)
+    fields = tuple(field(index, cluster) for index, cluster in enumerate(ordered, 1))
+    heading = "Name the weakness each cluster of failures shows (proposed: its top keywords)."
+    return StepReview("failure-clustering", heading, fields, per_form, "clusters")
 
 
-def cluster_pages(clusters: FailureClusters, page_size: int) -> list[FormPage]:
-    def section(index: int, cluster: Any) -> str:
-        examples = "\n".join(f"  - {_md(question, 200)}" for question in cluster.example_questions[:3])
-        return (
-            f"**{index}. Cluster {cluster.id}** ({cluster.size} failures) — keywords: "
-            f"{_md(', '.join(cluster.keywords[:8]), 200)}\n- example questions:\n{examples or '  - none'}"
-        )
-
-    fields = [
-        ItemField(
-            str(c.id),
-            f"{i}. Name of cluster {c.id}",
-            f"{c.size} failures; proposed: its top keywords",
-            None,
-            _plain(", ".join(c.keywords[:3]), 80),
-        )
-        for i, c in enumerate(clusters.clusters, 1)
-    ]
-    intro = "### Failure clusters\nName the weakness each cluster shows (the keyword name is proposed)."
-    return _paginate("failure-clustering", fields, clusters.clusters, section, intro, page_size)
+def proposed_name(cluster: Any) -> str:
+    """The keyword name a cluster is proposed under (never blank: a cluster without keywords is 'cluster N')."""
+    return _plain(", ".join(cluster.keywords[:3]), 80) or f"cluster {cluster.id}"
 
 
-def _paginate(step: str, fields: list[ItemField], items: Sequence[Any], section: Any, intro: str, size: int):
-    """Split into pages of ``size`` fields, each page's Markdown describing its own items only."""
-    size = max(1, size)
-    count = (len(fields) + size - 1) // size
-    pages = []
-    for start in range(0, len(fields), size):
-        number = start // size + 1
-        sections = [section(index, item) for index, item in enumerate(items[start : start + size], start + 1)]
-        heading = (
-            f"{intro}\n\n**Page {number} of {count}** (items {start + 1}-{start + len(sections)} of {len(fields)})"
-        )
-        description = "\n\n".join([heading, *sections, "Then enter your name and press **Resume**."])
-        pages.append(FormPage(step, number, count, tuple(fields[start : start + size]), description))
-    return pages
+def decision_of(step: str, values: Mapping[str, str], proposals: Mapping[str, str]) -> dict[str, Any]:
+    """The step's decision (same shape as its decision model) from every item's value."""
+    if step == "topic-modeling":
+        return {"excluded_topic_ids": [int(item) for item, value in values.items() if value == "exclude"]}
+    if step == "test-validation":
+        return {"excluded_case_keys": [item for item, value in values.items() if value == "exclude"]}
+    if step == "calibration":
+        return {
+            "passed_item_ids": [item for item, value in values.items() if value == "pass"],
+            "failed_item_ids": [item for item, value in values.items() if value == "fail"],
+        }
+    names = {item: " ".join(value.split()) for item, value in values.items()}
+    kept = [item for item, name in names.items() if name == " ".join(proposals[item].split())]
+    return {"names": names, "kept_proposed": kept}
+
+
+def _distance(item: ReviewItem) -> tuple[float, str]:
+    return (abs(item.score - item.threshold) if item.threshold is not None else float("inf"), item.item_id)
+
+
+def _against(item: ReviewItem) -> str:
+    if item.threshold is None:
+        return f"score {item.score:.3f}"
+    above = item.score >= item.threshold
+    return f"{item.score:.3f} {'>=' if above else '<'} {item.threshold:.3f}"
+
+
+def _paragraphs(*parts: tuple[str, object, int]) -> str:
+    """'Label: text' paragraphs (empty texts left out), each shortened and escaped for both UIs."""
+    return "\n\n".join(f"{label}: {_escape(_shorten(text, limit))}" for label, text, limit in parts if str(text))
+
+
+def _escape(text: str) -> str:
+    """For a field description: one line, control characters visible, Markdown's active characters
+    backslash-escaped so V1 draws them as text (no link, image, emphasis or HTML) and V2 shows them with a
+    backslash."""
+    single = " ".join(visible_controls(text).split())
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", single)
 
 
 def _shorten(text: object, limit: int) -> str:
@@ -268,13 +375,8 @@ def _shorten(text: object, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _md(text: object, limit: int = 120) -> str:
-    """Text from a corpus, a generator or the system under test, shortened and escaped for Markdown."""
-    return for_markdown_text(_shorten(text, limit))
-
-
 def _plain(text: object, limit: int) -> str:
-    """For a field's title (shown as plain text): one short line, control characters made visible."""
+    """For a field's title (shown as plain text in both UIs): one short line, control characters visible."""
     return _shorten(visible_controls(str(text)), limit)
 
 

@@ -8,7 +8,10 @@ Publishing is not cached: a resumed run serves its steps from cache but still sh
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from types import TracebackType
 from uuid import UUID
 
@@ -26,6 +29,7 @@ from prefect.logging import get_run_logger
 from artifacts.step_summaries import StepSummary
 from artifacts.workflow_report import STEP_TITLES
 from assay.escaping import for_markdown_text
+from tasks.timing import current_step
 
 KEY_PREFIX = "mrm"
 PROGRESS_INTERVAL_S = 1.0
@@ -64,43 +68,83 @@ def publish_step_summary(step: str, summary: StepSummary, run_label: str) -> lis
 
 
 class StepProgress:
-    """A progress bar of one step in the UI, fed fractions done (0..1): ``StepProgress(step)(0.25)``.
+    """The progress bar of one step in the UI, fed fractions done (0..1): ``StepProgress(step)(0.25)``.
 
-    The first call creates the artifact, later ones update it at most once per ``interval_s`` (the server is
-    not flooded by a fast loop), except 100% which is always written. As a context manager it shows 0% on
-    entry and 100% on a normal exit, even when the work never reported its last fraction. Outside a flow or
-    task run it does nothing, so library code can be called with it from a notebook or a unit test.
-    A failed update is logged and the step goes on: a progress bar is never worth a failed step."""
+    One artifact per step and flow run, whichever task runs feed it: ``part(start, end)`` is the bar seen by
+    one part of the step (its 0..1 mapped to ``start..end``), and the flow gives the tasks it runs a part
+    with :func:`progress_part`. The first report creates the artifact; later ones update it, never backwards,
+    at most once per ``interval_s`` (a fast loop does not flood the server) except when the bar passes a
+    tenth or reaches 100%, which are always written: the bar lags what it was told by less than 10%. As a
+    context manager it shows the part's start on entry and its end on a normal exit, even when the work
+    never reported its last fraction. Outside a flow or task run it does nothing, so library code can be
+    called with it from a notebook or a unit test. A failed update is logged and the step goes on: a
+    progress bar is never worth a failed step."""
 
     def __init__(
-        self, step: str, *, interval_s: float = PROGRESS_INTERVAL_S, clock: Callable[[], float] = time.monotonic
+        self,
+        step: str | None,
+        *,
+        start: float = 0.0,
+        end: float = 1.0,
+        interval_s: float = PROGRESS_INTERVAL_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.key = artifact_key(step, "progress")
         self.step = step
-        self.active = FlowRunContext.get() is not None or TaskRunContext.get() is not None
-        self.artifact_id: UUID | None = None
-        self.shown: float | None = None
+        self.key = artifact_key(step, "progress") if step else None
+        self.start, self.end = start, end
+        run = _run_id()
+        self.active = step is not None and run is not None
+        self._bar = _BARS.setdefault((run, self.key or ""), _Bar()) if self.active else _Bar()
         self._interval_s = interval_s
         self._clock = clock
-        self._shown_at = -math.inf
+
+    @property
+    def artifact_id(self) -> UUID | None:
+        return self._bar.artifact_id
+
+    @property
+    def shown(self) -> float | None:
+        """The percentage the UI shows, None before the first report."""
+        return self._bar.shown
+
+    @property
+    def fraction(self) -> float:
+        """Where the whole bar stands (0..1): a part that follows others starts there."""
+        return (self._bar.shown or 0.0) / 100.0
+
+    def part(self, start: float, end: float) -> "StepProgress":
+        """The same bar seen by a part of this one's work: its 0..1 is mapped to ``start..end`` of this range."""
+        width = self.end - self.start
+        return StepProgress(
+            self.step,
+            start=self.start + width * start,
+            end=self.start + width * end,
+            interval_s=self._interval_s,
+            clock=self._clock,
+        )
 
     def __call__(self, fraction: float) -> None:
         if not self.active:
             return
-        percent = round(100.0 * min(max(float(fraction), 0.0), 1.0), 1)
+        bar = self._bar
+        done = self.start + (self.end - self.start) * min(max(float(fraction), 0.0), 1.0)
+        percent = round(100.0 * done, 1)
         now = self._clock()
-        if percent == self.shown or (percent < 100.0 and now - self._shown_at < self._interval_s):
+        if bar.shown is not None and percent <= bar.shown:
+            return
+        tenth_passed = bar.shown is None or percent // 10 > bar.shown // 10
+        if not tenth_passed and now - bar.shown_at < self._interval_s:
             return
         try:
-            if self.artifact_id is None:
-                description = f"{STEP_TITLES.get(self.step, self.step)}: progress"
-                self.artifact_id = create_progress_artifact(percent, key=self.key, description=description, _sync=True)
+            if bar.artifact_id is None:
+                description = f"{STEP_TITLES.get(self.step or '', self.step)}: progress"
+                bar.artifact_id = create_progress_artifact(percent, key=self.key, description=description, _sync=True)
             else:
-                update_progress_artifact(self.artifact_id, percent, _sync=True)
+                update_progress_artifact(bar.artifact_id, percent, _sync=True)
         except Exception as error:  # the bar is cosmetic: the step's work must go on
             get_run_logger().warning("could not show the progress of %s: %s", self.step, error)
             return
-        self.shown, self._shown_at = percent, now
+        bar.shown, bar.shown_at = percent, now
 
     def finish(self) -> None:
         self(1.0)
@@ -116,7 +160,46 @@ class StepProgress:
             self.finish()
 
 
-def step_progress(step: str) -> StepProgress:
+@dataclass
+class _Bar:
+    """What one step's bar shows in one flow run, shared by the task runs that feed it."""
+
+    artifact_id: UUID | None = None
+    shown: float | None = None
+    shown_at: float = -math.inf
+
+
+_BARS: dict[tuple[str | None, str], _Bar] = {}
+_PART: ContextVar[tuple[float, float]] = ContextVar("assay_progress_part", default=(0.0, 1.0))
+
+
+def _run_id() -> str | None:
+    """The flow run whose bars a report feeds (a task run's own id when it runs outside a flow); None
+    outside any run."""
+    task_run = TaskRunContext.get()
+    if task_run is not None:
+        return str(task_run.task_run.flow_run_id or task_run.task_run.id)
+    flow_run = FlowRunContext.get()
+    return str(flow_run.flow_run.id) if flow_run is not None and flow_run.flow_run is not None else None
+
+
+@contextmanager
+def progress_part(start: float, end: float) -> Iterator[None]:
+    """Flow side: the tasks run inside feed ``start..end`` of their step's bar (of the enclosing part). A
+    context, not a task parameter, so the part never enters a task's cache key."""
+    outer_start, outer_end = _PART.get()
+    width = outer_end - outer_start
+    token = _PART.set((outer_start + width * start, outer_start + width * end))
+    try:
+        yield
+    finally:
+        _PART.reset(token)
+
+
+def step_progress(step: str | None = None) -> StepProgress:
     """The progress callback of a long step (``model_topics(..., progress=step_progress("topic-modeling"))``),
-    also usable as ``with step_progress(step) as progress:`` to end at 100% when the step finishes."""
-    return StepProgress(step)
+    also usable as ``with step_progress(step) as progress:`` to end at 100% when the step finishes. Without
+    ``step``, the step the flow is in (``tasks.timing.step_scope``); over the part the flow gave
+    (:func:`progress_part`), the whole bar by default."""
+    start, end = _PART.get()
+    return StepProgress(step or current_step(), start=start, end=end)

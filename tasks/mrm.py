@@ -34,6 +34,10 @@ from tasks.control_room import step_progress
 from tasks.result_safety import resumable
 from tasks.timing import library_time
 
+PERTURB_SHARE = 0.1
+"""Of a robustness step's bar: perturbing takes seconds (more with a language model); answering and
+evaluating the perturbed cases (``WorkflowRun.evaluate``) the rest."""
+
 
 def _language_model():  # type: ignore[no-untyped-def]
     """The configured judge endpoint as the language model that writes test cases and false context (its
@@ -93,13 +97,14 @@ def generate(
 def validate(suite: TestSuite, chunks: list[Chunk], parameters: TestValidationParameters) -> SuiteValidation:
     from assay.mrm.validation import validate_suite
 
-    with library_time():
+    with library_time(), step_progress("test-validation") as progress:
         return validate_suite(
             suite,
             {chunk.ref: chunk for chunk in chunks},
             configured_embedder(),
             nli_model=parameters.nli_model,
             outlier_z=parameters.outlier_z,
+            progress=progress,
         )
 
 
@@ -158,8 +163,8 @@ def weaknesses(lab: TestLab, results: list[EvaluationResult], thresholds: Thresh
 def perturb(suite: TestSuite, perturbators: list[str], intensities: list[str], seed: int, run_id: str) -> TestSuite:
     from assay.mrm.robustness import perturbed_only
 
-    with library_time():
-        return perturbed_only(suite, perturbators, intensities, seed, llm=_language_model())
+    with library_time(), step_progress().part(0.0, PERTURB_SHARE) as progress:
+        return perturbed_only(suite, perturbators, intensities, seed, llm=_language_model(), progress=progress)
 
 
 @resumable("count-flips", run_name="count-flips-{kind}")

@@ -24,6 +24,11 @@ def step_scope(step: str) -> Iterator[None]:
         _STEP.reset(token)
 
 
+def current_step() -> str | None:
+    """The workflow step the caller runs in (a task run inherits its flow's), None outside any."""
+    return _STEP.get()
+
+
 @contextmanager
 def library_time() -> Iterator[None]:
     """Wrap a task's library call; the time is added to the current flow run's total."""

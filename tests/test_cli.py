@@ -140,7 +140,7 @@ def test_mrm_step_parameters_from_a_file_and_options_and_bad_ones_named(tmp_path
     chosen = workflow_parameters(steps, per_topic=2, variations=["comma"])
     assert chosen.topic_modeling.overrides() == {"min_topic_size": 4}
     assert (chosen.test_generation.per_topic, chosen.robustness.variation_perturbators) == (2, ["comma"])
-    assert chosen.robustness.intensities == ["low"] and chosen.calibration.page_size == 8
+    assert chosen.robustness.intensities == ["low"] and chosen.calibration.page_size == 25
 
     steps.write_text('[test_generation]\nper_topic = 0\n[calibration]\npage_szie = 3\n')
     result = runner.invoke(app, ["mrm", "run", "--non-interactive", "--parameters", str(steps)])

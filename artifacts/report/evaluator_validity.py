@@ -81,7 +81,7 @@ def mrm_validity(run: RunDocuments, taken: dict[str, Decision], lookup: Publishe
         if person and item.validity is not None
     ]
     statement = (
-        f"Labels given by {decision['who']} in step 5."
+        f"Labels given by {decision['who']} in step 5.{_changed(rows)}"
         if person and rows
         else "No reviewer labelled answers in this run: agreement with people was not measured here; "
         "thresholds were not calibrated by a person."
@@ -91,3 +91,17 @@ def mrm_validity(run: RunDocuments, taken: dict[str, Decision], lookup: Publishe
         "reviewer": {"available": True, "statement": statement, "metrics": rows, "unlabelled": unlabelled},
         "published": published,
     }
+
+
+def _changed(rows: list[dict[str, Any]]) -> str:
+    """How many labels differ from the metrics' verdicts: labels that only confirm are no independent evidence."""
+    counts = [row.get("changed") for row in rows]
+    if None in counts:
+        return ""
+    labels, changed = sum(row["n"] for row in rows), sum(counts)
+    if not changed:
+        return (
+            f" All {labels} labels confirm the metrics' verdicts as proposed, none changed: the agreement below "
+            "shows the reviewer accepted the metrics, it is no independent evidence of their validity."
+        )
+    return f" {changed} of {labels} labels differ from the metric's verdict proposed in the form; the rest confirm it."

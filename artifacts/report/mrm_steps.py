@@ -276,7 +276,9 @@ def calibration(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]
     decided_by = fitted.decided_by if fitted else ("no reviewer" if reviewer == NO_REVIEWER else "person")
     person = decided_by == "person"
     statement = (
-        f"Thresholds were refitted on labels given by {reviewer}."
+        f"Thresholds were refitted on labels given by {reviewer}: {book.labelled}."
+        if person and book is not None and book.labels
+        else f"Thresholds were refitted on labels given by {reviewer}."
         if person
         else "No reviewer labelled answers: no threshold was calibrated by a person; every threshold is the "
         "evaluator's default or a value set in the run's parameters."

@@ -29,6 +29,7 @@ KNOWN_KEYS = (
     "calibrated_thresholds",
     "evaluator_ids",
     "thresholds_reviewed_by",
+    "thresholds_labelled",
     "threshold_details",
     "actions",
     "parameters",
@@ -67,6 +68,7 @@ class GuardrailConfig:
     parameters: dict[str, dict[str, Any]] = field(default_factory=dict)
     version: str | None = None
     reviewed_by: str | None = None
+    labelled: str | None = None  # 'N labels by X, M changed' (the threshold book's statement)
 
 
 def default_config_data(evaluator_ids: Sequence[str] = DEFAULT_EVALUATORS) -> dict[str, Any]:
@@ -141,6 +143,7 @@ def parse_config(data: Any, *, source: str, sha256: str | None = None) -> Guardr
         parameters=_parameters(data.get("parameters", {}), ids, fail),
         version=_optional_text(data, "version", fail),
         reviewed_by=_optional_text(data, "thresholds_reviewed_by", fail),
+        labelled=_optional_text(data, "thresholds_labelled", fail),
     )
 
 

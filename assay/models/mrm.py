@@ -103,6 +103,11 @@ class CalibrationValidity(DomainModel):
         "in-sample, an optimistic figure."
     )
     labelled_by: list[str] = Field(description="Whose labels these are, named as in the approvals file or form.")
+    changed: int | None = Field(
+        default=None,
+        description="Labels that differ from the metric's verdict (the form's proposal). 0: every label confirms "
+        "the metric, so the agreement figures are no independent evidence. None: not recorded (older runs).",
+    )
     source: str = Field(default="reviewer labels, MRM step 5", description="What the figures were measured on.")
 
 
@@ -114,6 +119,9 @@ class MetricCalibration(DomainModel):
     calibrated_threshold: float | None
     interval: tuple[float, float] | None = Field(default=None, description="95% bootstrap interval of the threshold.")
     labels: int
+    labels_changed: int | None = Field(
+        default=None, description="How many of the labels differ from the metric's verdict (None: not recorded)."
+    )
     agreement_before: float | None
     agreement_after: float | None
     stable: bool = Field(description="Whether the threshold's interval is narrow enough to stop resampling.")
@@ -210,6 +218,22 @@ class RobustnessReport(PersistedModel):
 # Decisions and the workflow record
 
 
+class ReviewRecord(DomainModel):
+    """How a person answered a step's review forms in the Prefect UI: what they were shown and what they did."""
+
+    how: Literal["accepted the proposals", "reviewed item by item"] = Field(
+        description="'accepted the proposals': the bulk choice took every shown proposal as it stood (on the "
+        "last form); 'reviewed item by item': the person's choices in the fields were taken."
+    )
+    forms: int = Field(description="Forms answered (more than one only when the person asked for more).")
+    shown: int = Field(description="Items the forms showed.")
+    offered: int = Field(description="Items the step had; those not shown took the proposal (or no label).")
+    changed: list[str] = Field(
+        default_factory=list, description="Ids of shown items whose answer differs from the proposal."
+    )
+    skipped: list[str] = Field(default_factory=list, description="Calibration answers the person skipped.")
+
+
 class Decision(DomainModel):
     """One review decision of one run, with who took it, how, and when."""
 
@@ -225,6 +249,9 @@ class Decision(DomainModel):
     decided_at: str = Field(default="", description="When it was taken (UTC, ISO 8601).")
     taken_on: str = Field(
         default="", description="SHA-256 of what the step offered (the ids, keys or items shown to decide on)."
+    )
+    review: ReviewRecord | None = Field(
+        default=None, description="For a decision taken in the Prefect UI: what the forms showed and what changed."
     )
 
 

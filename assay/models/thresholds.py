@@ -32,6 +32,24 @@ class ThresholdBook(PersistedModel):
     reviewer: str = Field(
         default=NO_REVIEWER, description="Who labelled the calibration sample (names and source), or 'no reviewer'."
     )
+    labels: int = Field(default=0, description="Calibration labels the reviewer gave (pass or fail).")
+    labels_changed: int | None = Field(
+        default=None,
+        description="How many of those labels differ from the metric's verdict the form proposed; the rest "
+        "confirm it. None: not recorded (older runs).",
+    )
+
+    @property
+    def labelled(self) -> str:
+        """'31 labels by Ana (prefect-ui), 7 changed', or 'no reviewer'; all confirmations are said to be so."""
+        if self.reviewer == NO_REVIEWER:
+            return NO_REVIEWER
+        said = f"{self.labels} label{'s' * (self.labels != 1)} by {self.reviewer}"
+        if self.labels_changed is None:
+            return said
+        if self.labels and not self.labels_changed:
+            return f"{said}, 0 changed (every label confirms the metric's verdict: no independent evidence)"
+        return f"{said}, {self.labels_changed} changed"
 
     def entry(self, evaluator_id: str, metric: str) -> ThresholdEntry | None:
         for item in self.entries:

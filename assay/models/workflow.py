@@ -54,8 +54,16 @@ class TestValidationParameters(DomainModel):
 class CalibrationParameters(DomainModel):
     """Step 5."""
 
-    per_metric: int = Field(default=8, ge=2, le=100, description="Answers sampled per primary metric.")
-    page_size: int = Field(default=8, ge=1, le=50, description="Answers per review form; more pages follow.")
+    per_metric: int = Field(
+        default=20, ge=2, le=100, description="Answers sampled per primary metric, stratified around its threshold."
+    )
+    page_size: int = Field(
+        default=25,
+        ge=1,
+        le=50,
+        description="Items per review form (every reviewed step), the most informative first; the reviewer asks "
+        "for more instead of paging through everything.",
+    )
 
 
 class RobustnessParameters(DomainModel):

@@ -13,11 +13,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, PrivateAttr, ValidationError
+from pydantic import Field, PrivateAttr, ValidationError, field_validator
 
 from assay.models.artifacts import ArtifactManifest, Producer
 from assay.models.base import DomainModel
-from assay.models.mrm import Decision
+from assay.models.mrm import Decision, ReviewRecord
 from assay.runs import RUNS_PREFIX, RunDecision, RunStates
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.errors import ArtifactNotFoundError, ObjectNotFoundError
@@ -74,6 +74,16 @@ class ApprovalsFile(DomainModel):
     calibration: CalibrationDecision | None = None
     failure_clustering: WeaknessDecision | None = Field(default=None, alias="failure-clustering")
     _path: str = PrivateAttr(default="the approvals file")
+
+    @field_validator("reviewer")
+    @classmethod
+    def _a_name_or_nothing(cls, value: str) -> str:
+        """A given name must be one: blank or spaces would credit decisions to nobody. Leaving the field out
+        credits them to the file itself ('approvals file <path>')."""
+        name = " ".join(value.split())
+        if not name:  # only a given field is validated: one left out stays '' (the file is credited)
+            raise ValueError("blank or spaces are not a name: give the reviewer's name, or leave the field out")
+        return name
 
     def for_step(self, step: str) -> DomainModel | None:
         return getattr(self, step.replace("-", "_"))
@@ -269,8 +279,10 @@ def record_person(
     decision: dict[str, Any],
     reviewer: str,
     offered: Collection[str] | None = None,
+    review: ReviewRecord | None = None,
 ) -> Decision:
-    note = f"in the Prefect UI by {reviewer}"
+    how = f", {review.how}, {len(review.changed)} of {review.shown} shown changed" if review is not None else ""
+    note = f"in the Prefect UI by {reviewer}{how}"
     return store.put(
         Decision(
             step=step,
@@ -280,5 +292,6 @@ def record_person(
             reviewer=reviewer,
             source="prefect-ui",
             taken_on=offered_digest(offered),
+            review=review,
         )
     )

@@ -124,6 +124,8 @@ def fit_thresholds(
         fit = _fit_metric(
             result.evaluator.id, metric, default, pairs, span, min_labels, bootstrap, seed, max_interval_width
         )
+        labelled = [item for item in mine if item.item_id in verdicts]
+        changed = sum(verdicts[item.item_id].human_passes != item.metric_passes for item in labelled)
         validity = reviewer_agreement(
             pairs,
             before=default,
@@ -132,7 +134,9 @@ def fit_thresholds(
             labelled_by=[verdicts[item.item_id].reviewer for item in mine if item.item_id in verdicts],
             seed=seed,
         )
-        metrics.append(fit.model_copy(update={"validity": validity}))
+        if validity is not None:
+            validity = validity.model_copy(update={"changed": changed})
+        metrics.append(fit.model_copy(update={"validity": validity, "labels_changed": changed}))
     failures = [
         f"{item.model_key}:{item.test_case_key}"
         for item in items

@@ -10,6 +10,7 @@ from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import FlipCount, RobustnessReport
 from assay.models.suite import Test
 from assay.mrm.operational import quality_results
+from assay.progress import Progress
 
 if TYPE_CHECKING:
     from assay.mrm.generation.base import LanguageModel
@@ -23,26 +24,30 @@ def perturbed_only(
     intensities: Sequence[str],
     seed: int,
     llm: "LanguageModel | None" = None,
+    progress: Progress | None = None,
 ) -> TestSuite:
     """Every case perturbed by every (perturbator, intensity); the originals are left out because their
     answers and scores already exist in the baseline. With ``llm``, contextual misinformation's false
-    context is written by the model (offline where it fails)."""
+    context is written by the model (offline where it fails). ``progress`` hears the fraction of the
+    (perturbator, intensity) pairs done."""
     from perturbators.contextual_misinformation import ContextualMisinformation, with_llm_premises
     from perturbators.suite import perturb_suite
 
     original_keys = {case.key for _, case in suite.cases()}
     tests: list[Test] = []
-    for perturbator_id in perturbators:
-        for intensity in intensities:
-            perturbed = perturb_suite(suite, perturbator_id, intensity, seed=seed)
-            if llm is not None and perturbator_id.lower() == ContextualMisinformation.id:
-                perturbed = with_llm_premises(perturbed, llm, intensity)
-            for test in perturbed.tests:
-                cases = [case for case in test.test_cases if case.key not in original_keys]
-                if cases:
-                    tests.append(
-                        test.model_copy(update={"key": f"{test.key}~{perturbator_id}-{intensity}", "test_cases": cases})
-                    )
+    pairs = [(perturbator_id, intensity) for perturbator_id in perturbators for intensity in intensities]
+    for done, (perturbator_id, intensity) in enumerate(pairs, start=1):
+        perturbed = perturb_suite(suite, perturbator_id, intensity, seed=seed)
+        if llm is not None and perturbator_id.lower() == ContextualMisinformation.id:
+            perturbed = with_llm_premises(perturbed, llm, intensity)
+        for test in perturbed.tests:
+            cases = [case for case in test.test_cases if case.key not in original_keys]
+            if cases:
+                tests.append(
+                    test.model_copy(update={"key": f"{test.key}~{perturbator_id}-{intensity}", "test_cases": cases})
+                )
+        if progress is not None:
+            progress(done / len(pairs))
     return TestSuite(name=f"{suite.name} (perturbed)", description=suite.description, tests=tests)
 
 

@@ -9,7 +9,7 @@ Chunks are embedded once by the caller's engine; BERTopic only clusters and name
 import math
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from assay.embeddings.engine import Embedder
 from assay.models import Chunk
 from assay.models.mrm import Topic, TopicModel
 from assay.mrm.topic_jit import umap_reducer
+from assay.progress import Progress, embed_reporting, part
 
 MIN_CHUNKS_TO_CLUSTER = 10
 REPRESENTATIVE_CHARS = 400
@@ -26,6 +27,10 @@ LABEL_KEYWORDS = 3
 WORD_TOKENS = r"(?u)\b[^\W\d_]{3,}\b"
 # Words in more than this share of the chunks name no topic (the organisation's name, "account", "policy").
 CORPUS_STOP_SHARE = 1 / 3
+EMBEDDING_SHARE = 0.1
+"""Of the step's progress: embedding a few hundred chunks takes seconds, the grid of fits minutes."""
+UMAP_SHARE = 0.7
+"""Of one configuration's fit: UMAP's epochs, before clustering, naming and the silhouette."""
 
 DEFAULTS: dict[str, Any] = {
     "clustering": "hdbscan",
@@ -70,15 +75,20 @@ def model_topics(
     *,
     grid: Sequence[dict] | None = None,
     seed: int = 0,
-    progress: Callable[[float], None] | None = None,
+    progress: Progress | None = None,
 ) -> TopicModel:
     """Embed every chunk once, fit each grid configuration, keep the best silhouette (>= 2 topics).
-    ``progress`` hears the fraction of the grid done (0..1) after each configuration: the fits take minutes."""
+    ``progress`` hears the fraction done (0..1): after each batch of embeddings (the first tenth; loading the
+    model comes first) and twice per configuration, once its UMAP is fitted and once it is clustered and
+    scored: a configuration's fit takes from seconds to a minute, UMAP most of it."""
     if not chunks:
         raise ValueError("topic modeling needs at least one chunk; the corpus gave none")
-    embeddings = np.asarray(embedder.embed([chunk.text for chunk in chunks]), dtype=np.float32)
+    texts = [chunk.text for chunk in chunks]
+    embeddings = np.asarray(embed_reporting(embedder, texts, part(progress, 0.0, EMBEDDING_SHARE)), dtype=np.float32)
     if len(chunks) < MIN_CHUNKS_TO_CLUSTER:
         reason = f"only {len(chunks)} chunks (fewer than {MIN_CHUNKS_TO_CLUSTER}): too few to cluster"
+        if progress is not None:
+            progress(1.0)
         return _single_topic(chunks, embeddings, reason, [])
     configs = [_resolve(overrides) for overrides in (default_grid(len(chunks)) if grid is None else grid)]
     if not configs:
@@ -87,8 +97,10 @@ def model_topics(
     stop_words = _stop_words([chunk.text for chunk in chunks])
     records: list[dict[str, Any]] = []
     best: tuple[float, dict[str, Any], Any, np.ndarray] | None = None
+    share = (1.0 - EMBEDDING_SHARE) / len(configs)
     for done, config in enumerate(configs, start=1):
-        fitted, labels, reduced = _fit(config, chunks, embeddings, neighbours, stop_words, seed)
+        config_progress = part(progress, EMBEDDING_SHARE + share * (done - 1), EMBEDDING_SHARE + share * done)
+        fitted, labels, reduced = _fit(config, chunks, embeddings, neighbours, stop_words, seed, config_progress)
         kept = labels != -1
         n_topics = len(set(labels[kept].tolist()))
         silhouette = None
@@ -99,8 +111,8 @@ def model_topics(
         records.append({**config, "silhouette": silhouette, "topics": n_topics, "outliers": int((~kept).sum())})
         if silhouette is not None and (best is None or silhouette > best[0]):
             best = (silhouette, config, fitted, labels)
-        if progress is not None:
-            progress(done / len(configs))
+        if config_progress is not None:
+            config_progress(1.0)
     if best is None:
         return _single_topic(chunks, embeddings, "no configuration of the grid found 2 or more topics", records)
     silhouette, config, fitted, labels = best
@@ -161,6 +173,7 @@ def _fit(
     neighbours: tuple[np.ndarray, np.ndarray],
     stop_words: tuple[list[str], set[str]],
     seed: int,
+    progress: Progress | None = None,
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     from bertopic import BERTopic
     from sklearn.feature_extraction.text import CountVectorizer
@@ -170,7 +183,7 @@ def _fit(
     model = BERTopic(
         embedding_model=None,
         umap_model=umap,
-        hdbscan_model=_MinimumTopicSize(_clusterer(config, n, seed), int(config["min_topic_size"])),
+        hdbscan_model=_MinimumTopicSize(_clusterer(config, n, seed), int(config["min_topic_size"]), progress),
         vectorizer_model=CountVectorizer(stop_words=stop_words[0], token_pattern=WORD_TOKENS),
         top_n_words=int(config["top_n_words"]),
     )
@@ -199,12 +212,17 @@ class _MinimumTopicSize:
     """The manual's "minimum topic size" for any clusterer: smaller clusters become outliers. BERTopic only
     applies min_topic_size to the HDBSCAN it builds itself, and k-means has no such notion."""
 
-    def __init__(self, clusterer: Any, min_size: int) -> None:
+    def __init__(self, clusterer: Any, min_size: int, progress: Progress | None = None) -> None:
+        """``progress`` (of the configuration's fit) hears UMAP_SHARE when BERTopic hands over the reduced
+        embeddings: UMAP is done."""
         self.clusterer = clusterer
         self.min_size = min_size
+        self.progress = progress
         self.labels_ = np.zeros(0, dtype=int)
 
     def fit(self, features: np.ndarray, y: Any = None) -> "_MinimumTopicSize":
+        if self.progress is not None:
+            self.progress(UMAP_SHARE)
         self.clusterer.fit(features)
         raw = np.asarray(self.clusterer.labels_)
         sizes = Counter(raw.tolist())

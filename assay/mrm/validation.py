@@ -35,6 +35,7 @@ import numpy as np
 from assay.embeddings import PACKAGED_MODEL, Embedder, ModelUnavailableError, resolve_model_path, split_sentences
 from assay.models import Chunk, TestCase, TestSuite
 from assay.models.mrm import CaseValidation, SuiteValidation
+from assay.progress import Progress, batches, embed_reporting, part
 
 DEFAULT_OUTLIER_Z = 3.0
 MIN_CASES_FOR_SPREAD = 5
@@ -52,6 +53,8 @@ _PHRASES = {
 }
 BERTSCORE_LAYER = 6
 NLI_BATCH = 16
+PROGRESS_WEIGHTS = {"cosine": 1.0, "bertscore_f1": 3.0, "nli_entailment": 1.0}
+"""Each measure's share of the progress (of those computed): BERTScore embeds every source sentence."""
 
 
 def bertscore_baseline_path() -> Path:
@@ -67,8 +70,10 @@ def validate_suite(
     nli_model: str | None = None,
     bertscore: bool = True,
     outlier_z: float = DEFAULT_OUTLIER_Z,
+    progress: Progress | None = None,
 ) -> SuiteValidation:
-    """Score every case against its source chunks and flag the outliers, with reasons in plain words."""
+    """Score every case against its source chunks and flag the outliers, with reasons in plain words.
+    ``progress`` hears the fraction done (0..1) after each batch of embeddings, of BERTScore and of NLI."""
     cases = [case for _, case in suite.cases()]
     reasons: dict[str, list[str]] = {case.key: [] for case in cases}
     sources = {case.key: _source_texts(case, chunks_by_ref, reasons[case.key]) for case in cases}
@@ -77,11 +82,12 @@ def validate_suite(
     for case in with_sources:
         if not case.expected_output.strip():
             reasons[case.key].append("no expected answer: BERTScore and NLI need one")
-    measures: dict[str, dict[str, float]] = {"cosine": _cosines(with_sources, sources, embedder)}
+    parts = _progress_parts(progress, bertscore=bertscore, nli=nli_model is not None)
+    measures: dict[str, dict[str, float]] = {"cosine": _cosines(with_sources, sources, embedder, parts["cosine"])}
     bertscore_status = "not computed: disabled (bertscore=False)"
     if bertscore:
-        measures["bertscore_f1"], bertscore_status = _bertscores(answered, sources)
-    measures["nli_entailment"], nli_status = _entailments(answered, sources, nli_model)
+        measures["bertscore_f1"], bertscore_status = _bertscores(answered, sources, parts["bertscore_f1"])
+    measures["nli_entailment"], nli_status = _entailments(answered, sources, nli_model, parts["nli_entailment"])
     thresholds = {
         name: _cutoff(list(values.values()), FLOORS[name], outlier_z) for name, values in measures.items() if values
     }
@@ -104,9 +110,24 @@ def validate_suite(
                 reasons=reasons[case.key],
             )
         )
+    if progress is not None:
+        progress(1.0)
     return SuiteValidation(
         cases=validations, nli_status=nli_status, bertscore_status=bertscore_status, thresholds=thresholds
     )
+
+
+def _progress_parts(progress: Progress | None, *, bertscore: bool, nli: bool) -> dict[str, Progress | None]:
+    """Each measure's callback, over consecutive ranges sized by PROGRESS_WEIGHTS among those computed."""
+    computed = {"cosine": True, "bertscore_f1": bertscore, "nli_entailment": nli}
+    total = sum(PROGRESS_WEIGHTS[name] for name, on in computed.items() if on)
+    parts: dict[str, Progress | None] = {}
+    start = 0.0
+    for name, on in computed.items():
+        end = start + PROGRESS_WEIGHTS[name] / total if on else start
+        parts[name] = part(progress, start, end)
+        start = end
+    return parts
 
 
 def exclude_cases(suite: TestSuite, keys: set[str]) -> TestSuite:
@@ -132,13 +153,16 @@ def _source_texts(case: TestCase, chunks_by_ref: Mapping[str, Chunk], reasons: l
     return [chunks_by_ref[ref].text for ref in case.sources if ref in chunks_by_ref]
 
 
-def _cosines(cases: Sequence[TestCase], sources: Mapping[str, list[str]], embedder: Embedder) -> dict[str, float]:
-    """Best cosine over each case's source chunks; every distinct text is embedded once, in one call."""
+def _cosines(
+    cases: Sequence[TestCase], sources: Mapping[str, list[str]], embedder: Embedder, progress: Progress | None
+) -> dict[str, float]:
+    """Best cosine over each case's source chunks; every distinct text is embedded once (in one call, or in
+    batches when ``progress`` listens)."""
     if not cases:
         return {}
     queries = [f"{case.prompt}\n{case.expected_output}".strip() for case in cases]
     texts = list(dict.fromkeys([*queries, *(text for case in cases for text in sources[case.key])]))
-    vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
+    vectors = np.asarray(embed_reporting(embedder, texts, progress), dtype=np.float64)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     row = {text: index for index, text in enumerate(texts)}
     scores = {}
@@ -166,11 +190,14 @@ def _bert_scorer(model_path: str, baseline_path: str) -> Any:
     )
 
 
-def _bertscores(cases: Sequence[TestCase], sources: Mapping[str, list[str]]) -> tuple[dict[str, float], str]:
-    """Rescaled F1 of each expected answer against the best of its source sentences and chunks, all pairs in
-    one batched call (bert-score embeds each distinct text once). bert-score pads the pairs of a batch
-    together, which moves a score in about the third decimal depending on its neighbours; values are rounded
-    to 4 decimals and read against a cut-off, never compared exactly."""
+def _bertscores(
+    cases: Sequence[TestCase], sources: Mapping[str, list[str]], progress: Progress | None = None
+) -> tuple[dict[str, float], str]:
+    """Rescaled F1 of each expected answer against the best of its source sentences and chunks, in at most
+    ``assay.progress.REPORTS`` batched calls (whatever ``progress``, so the scores do not depend on who
+    listens), with a report after each. bert-score pads the pairs of a batch together, which moves a score
+    in about the third decimal depending on its neighbours; values are rounded to 4 decimals and read
+    against a cut-off, never compared exactly."""
     baseline = bertscore_baseline_path()
     if not baseline.is_file():
         return {}, f"not computed: the BERTScore baseline {baseline} is missing (bench/build_bertscore_baseline.py)"
@@ -184,10 +211,20 @@ def _bertscores(cases: Sequence[TestCase], sources: Mapping[str, list[str]]) -> 
         list(dict.fromkeys([*(s for text in sources[case.key] for s in split_sentences(text)), *sources[case.key]]))
         for case in cases
     ]
-    with warnings.catch_warnings():  # bert-score reads its baseline into a read-only tensor; it never writes it
-        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        _, _, f1 = scorer.score([case.expected_output for case in cases], references, batch_size=64)
-    return {case.key: round(float(value), 4) for case, value in zip(cases, f1.tolist(), strict=True)}, "available"
+    scores: dict[str, float] = {}
+    cuts = batches(len(cases))
+    for done, batch in enumerate(cuts, start=1):
+        with warnings.catch_warnings():  # bert-score reads its baseline into a read-only tensor; never writes it
+            warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+            _, _, f1 = scorer.score(
+                [cases[index].expected_output for index in batch], [references[index] for index in batch], batch_size=64
+            )
+        scores.update(
+            (cases[index].key, round(float(value), 4)) for index, value in zip(batch, f1.tolist(), strict=True)
+        )
+        if progress is not None:
+            progress(done / len(cuts))
+    return scores, "available"
 
 
 @lru_cache(maxsize=2)
@@ -210,7 +247,7 @@ def _nli_classifier(folder: str) -> tuple[Any, Any, int]:
 
 
 def _entailments(
-    cases: Sequence[TestCase], sources: Mapping[str, list[str]], nli_model: str | None
+    cases: Sequence[TestCase], sources: Mapping[str, list[str]], nli_model: str | None, progress: Progress | None = None
 ) -> tuple[dict[str, float], str]:
     """P(entailment) of each expected answer given its joined source chunks (the premise is cut, never the
     answer, when the pair is longer than the model takes)."""
@@ -240,6 +277,8 @@ def _entailments(
         with torch.no_grad():
             probabilities = torch.softmax(model(**encoded).logits.double(), dim=-1)[:, entailment]
         scores.update({case.key: round(float(p), 4) for case, p in zip(batch, probabilities.tolist(), strict=True)})
+        if progress is not None:
+            progress(min(start + NLI_BATCH, len(cases)) / len(cases))
     return scores, "available"
 
 

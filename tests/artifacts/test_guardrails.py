@@ -105,6 +105,7 @@ def test_a_persons_calibration_overrides_the_users_threshold_which_overrides_the
         },
         "evaluator_ids": ["groundedness", "toxicity"],  # latency has no threshold to guard with
         "thresholds_reviewed_by": "ana (prefect-ui)",
+        "thresholds_labelled": "23 labels by ana (prefect-ui)",
         "threshold_details": {
             "groundedness": {
                 "groundedness": detail(0.62, "calibrated", "calibrated on 20 labels by ana (prefect-ui)", 0.75, True),

@@ -1,5 +1,6 @@
-"""The review forms without a browser: a field per item, answers mapped back to ids, refused answers,
-policies, and a paged review resumed after a crash (the pause is replaced by a scripted reviewer)."""
+"""The review forms without a browser: one form per step with a bulk choice, the most informative items first
+with their evidence in the fields, answers mapped back to ids, what was changed, refused answers, policies,
+and a review resumed after a crash (the pause is replaced by a scripted reviewer)."""
 
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,15 @@ from assay.storage.artifacts import ArtifactStore
 from assay.storage.local import LocalObjectStore
 from flows import review
 from flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
-from flows.review_forms import calibration_pages, case_pages, cluster_pages, merge_decisions, topic_pages
+from flows.review_forms import (
+    ACCEPT,
+    REVIEW,
+    REVIEW_AND_MORE,
+    calibration_review,
+    case_review,
+    cluster_review,
+    topic_review,
+)
 from tests.browser import review_flow as data
 
 ITEM = "answer_similarity/similarity/sample-rag/case-{}".format
@@ -23,78 +32,89 @@ def _context(tmp_path: Path, interactive: bool = True, page_size: int = 4) -> Re
     return ReviewContext(store=store, interactive=interactive, approvals=None, page_size=page_size, poll_s=1)
 
 
-def test_topic_form_has_a_choice_per_topic_and_escapes_the_corpus() -> None:
-    (page,) = topic_pages(data.topic_model(), data.chunks(), page_size=8)
-    schema = page.form().model_json_schema()
-    assert list(schema["properties"]) == ["item_1", "item_2", "item_3", "reviewer"]
-    assert schema["properties"]["item_1"]["enum"] == ["keep", "exclude"]
-    assert schema["properties"]["item_1"]["default"] == "keep"
-    assert schema["properties"]["item_3"]["title"] == "3. Topic 2: security"
-    assert schema["required"] == ["reviewer"]
-    assert "Refunds are paid within 14 days" in page.description
-    assert "keywords: refund, receipt" in page.description
-    assert "<script>" not in page.description and "](javascript:" not in page.description
-    assert page.decision({"item_1": "keep", "item_2": "exclude", "item_3": "exclude", "reviewer": "Ada"}) == {
-        "excluded_topic_ids": [1, 2]
-    }
+def _properties(form: Any) -> dict[str, Any]:
+    return form.model_json_schema()["properties"]
 
 
-def test_case_form_proposes_the_outliers_and_shows_the_measures() -> None:
+def test_topic_form_opens_with_the_bulk_choice_and_shows_each_topic_in_its_field() -> None:
+    topics = topic_review(data.topic_model(), data.chunks())
+    properties = _properties(topics.form(1))
+    assert list(properties) == ["how", "item_1", "item_2", "item_3", "reviewer"]
+    assert properties["how"]["enum"] == [REVIEW, ACCEPT] and properties["how"]["default"] == REVIEW
+    assert "Every one of the 3 topics is in the forms so far." in properties["how"]["description"]
+    assert properties["item_1"]["enum"] == ["keep", "exclude"] and properties["item_1"]["default"] == "keep"
+    assert properties["item_3"]["title"] == "3. Topic 2: security (2 chunks)"
+    evidence = properties["item_1"]["description"]
+    assert evidence.startswith("Keywords: refund, receipt\n\nExample chunk: Refunds are paid within 14 days")
+    hostile = properties["item_2"]["description"]  # the corpus's text, drawn as text in V1's Markdown
+    assert "\\<script\\>" in hostile and "\\[click\\](javascript:" in hostile and "<script>" not in hostile.replace(
+        "\\<script\\>", ""
+    )
+    assert topics.form(1).model_json_schema()["required"] == ["reviewer"]
+
+
+def test_case_form_puts_the_outliers_first_with_the_reason_and_says_what_the_rest_get() -> None:
     suite, validation = data.suite()
-    (page,) = case_pages(suite, validation, page_size=8)
-    properties = page.form().model_json_schema()["properties"]
-    assert [properties[f"item_{n}"]["default"] for n in range(1, 5)] == ["keep", "keep", "exclude", "keep"]
-    for shown in ("How fast are refunds paid?", "expected answer: answer 1", "question-generator", "cosine 0.80",
-                  "BERTScore F1 0.70", "far from its source"):  # fmt: skip
-        assert shown in page.description
-    assert "NLI" not in page.description
-    assert page.names["item_3"] == "case-3"
-    assert page.decision({"item_1": "exclude", "item_3": "keep"}) == {"excluded_case_keys": ["case-1"]}
+    cases = case_review(suite, validation, per_form=2)
+    assert cases.offered[0] == "case-3"  # the flagged outlier first
+    properties = _properties(cases.form(1))
+    assert properties["item_1"]["title"] == "1. Case case-3: flagged outlier, proposed exclude"
+    assert properties["item_1"]["default"] == "exclude" and properties["item_2"]["default"] == "keep"
+    evidence = properties["item_2"]["description"]
+    for shown in ("Question: How fast are refunds paid?", "Expected answer: answer 1", "cosine 0.80",
+                  "BERTScore F1 0.70", "Generator: question-generator"):  # fmt: skip
+        assert shown in evidence
+    assert "Why flagged: far from its source" in properties["item_1"]["description"]
+    assert properties["how"]["enum"] == [REVIEW, REVIEW_AND_MORE, ACCEPT]
+    assert "2 more cases are not shown: the proposals keep 2 of them" in properties["how"]["description"]
+    assert cases.names(2) == {"item_3": cases.offered[2], "item_4": cases.offered[3]}
+    assert _properties(cases.form(2))["how"]["enum"] == [REVIEW, ACCEPT]  # nothing left to ask for
 
 
-def test_calibration_is_paged_and_says_how_many_labels_are_needed() -> None:
-    pages = calibration_pages(data.review_items(), page_size=4, min_labels=6)
-    assert [len(page.fields) for page in pages] == [4, 4, 2]
-    assert "**Page 2 of 3**" in pages[1].description
-    assert "at least **6 labels**" in pages[0].description and "similarity: 10 offered" in pages[0].description
-    assert "expected answer: expected 5" in pages[1].description and "actual answer: actual 5" in pages[1].description
-    assert "score 0.500 >= threshold 0.500" in pages[1].description
-    assert pages[1].names == {f"item_{n}": ITEM(n + 4) for n in range(1, 5)}
-    assert pages[1].form().model_json_schema()["properties"]["item_1"]["enum"] == ["pass", "fail", "skip"]
-    answer = {"item_1": "pass", "item_2": "fail", "item_3": "skip", "item_4": "fail", "reviewer": "Ada"}
-    assert pages[1].decision(answer) == {"passed_item_ids": [ITEM(5)], "failed_item_ids": [ITEM(6), ITEM(8)]}
+def test_calibration_starts_at_the_verdict_nearest_the_threshold_first() -> None:
+    answers = calibration_review(data.review_items(), min_labels=6, per_form=4)
+    assert answers.forms == 3 and answers.offered[0] == ITEM(5)  # score 0.5 at threshold 0.5
+    properties = _properties(answers.form(1))
+    assert properties["item_1"]["title"] == "1. similarity says PASS (0.500 >= 0.500), case case-5"
+    assert properties["item_1"]["enum"] == ["pass", "fail", "skip"]
+    for n, item_id in answers.names(1).items():
+        item = next(i for i in data.review_items() if i.item_id == item_id)
+        assert properties[n]["default"] == ("pass" if item.metric_passes else "fail")
+    evidence = properties["item_1"]["description"]
+    assert "Question: Question 5?" in evidence and "Expected answer: expected 5" in evidence
+    assert "Answer: actual 5" in evidence
+    assert "6 more sampled answers are not shown: they stay unlabelled" in properties["how"]["description"]
+
+
+def test_accepting_the_proposals_ignores_the_fields_and_records_no_change() -> None:
+    suite, validation = data.suite()
+    cases = case_review(suite, validation)
+    accepted = cases.answer(1, {"how": ACCEPT, "item_1": "keep", "item_2": "exclude", "reviewer": " Ada  Lovelace "})
+    assert accepted.values == {"case-3": "exclude", "case-1": "keep", "case-2": "keep", "case-4": "keep"}
+    assert accepted.reviewer == "Ada Lovelace" and cases.changed([accepted]) == []
+    reviewed = cases.answer(1, {"how": REVIEW, "item_1": "keep", "item_2": "exclude", "reviewer": "Ada"})
+    assert sorted(cases.changed([reviewed])) == ["case-1", "case-3"]
 
 
 def test_cluster_form_prefills_the_keyword_names() -> None:
-    (page,) = cluster_pages(data.clusters(), page_size=8)
-    properties = page.form().model_json_schema()["properties"]
+    clusters = cluster_review(data.clusters())
+    properties = _properties(clusters.form(1))
     assert properties["item_1"]["default"] == "refund, days, paid" and "enum" not in properties["item_1"]
-    assert "How fast are refunds paid?" in page.description and "(3 failures)" in page.description
-    assert page.decision({"item_1": "  Slow   refunds ", "item_2": "x"}) == {
-        "names": {"0": "Slow refunds", "1": "x"},
-        "kept_proposed": [],
-    }
-    # a name left as proposed is recorded as the proposal's, not as one the person gave
-    assert page.decision({"item_1": "refund,  days, paid", "item_2": "x"})["kept_proposed"] == ["0"]
+    assert properties["item_1"]["title"] == "1. Name of cluster 0 (3 failures)"
+    assert "Example questions: How fast are refunds paid?" in properties["item_1"]["description"]
 
 
 def test_a_form_refuses_unknown_choices_and_a_missing_name() -> None:
-    (page,) = topic_pages(data.topic_model(), data.chunks(), page_size=8)
-    form = page.form()
+    topics = topic_review(data.topic_model(), data.chunks())
+    form = topics.form(1)
     with pytest.raises(ValidationError, match="reviewer"):
         form(item_1="keep")
     with pytest.raises(ValidationError, match="item_1"):
         form(item_1="drop", reviewer="Ada")
-    again = page.form({"item_2": "exclude", "reviewer": "Ada"}, error="reviewer: give your name")
+    again = topics.form(1, {"item_2": "exclude", "reviewer": "Ada"}, error="reviewer: give your name")
     assert again._description.startswith("**Not accepted, please correct:** reviewer: give your name")
+    assert _properties(again)["how"]["description"].startswith("NOT ACCEPTED, please correct: reviewer: give")
     assert again(reviewer="Ada").item_2 == "exclude"
-
-
-def test_merge_joins_pages() -> None:
-    assert merge_decisions("calibration", [{"passed_item_ids": ["a"], "failed_item_ids": []},
-                                           {"passed_item_ids": ["b"], "failed_item_ids": ["c"]}]) == {
-        "passed_item_ids": ["a", "b"], "failed_item_ids": ["c"]}  # fmt: skip
-    assert merge_decisions("failure-clustering", []) == {"names": {}, "kept_proposed": []}
 
 
 def test_policies_without_a_reviewer(tmp_path: Path) -> None:
@@ -113,30 +133,75 @@ class ScriptedReviewer:
     def __init__(self, answers: list[dict[str, Any]]) -> None:
         self.answers = answers
         self.shown: list[str] = []
+        self.forms: list[Any] = []
 
     def __call__(self, wait_for_input: Any, timeout: int, poll_interval: int) -> Any:
         self.shown.append(wait_for_input._description)
+        self.forms.append(wait_for_input)
         return wait_for_input(**self.answers.pop(0))
 
 
-def test_a_resumed_calibration_asks_only_the_open_page_and_refuses_a_blank_name(
+def test_one_form_per_step_by_default_and_the_record_says_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = _context(tmp_path, page_size=25)
+    reviewer = ScriptedReviewer([{"item_1": "keep", "reviewer": "Ada"}])
+    monkeypatch.setattr(review, "pause_flow_run", reviewer)
+    decision = review_cases(*data.suite(), ctx)
+    assert len(reviewer.shown) == 1
+    assert decision.decision == {"excluded_case_keys": []}
+    assert decision.review is not None
+    assert (decision.review.how, decision.review.shown, decision.review.offered) == ("reviewed item by item", 4, 4)
+    assert decision.review.changed == ["case-3"]
+    assert "reviewed item by item, 1 of 4 shown changed" in decision.note
+
+    reviewer = ScriptedReviewer([{"how": ACCEPT, "item_1": "exclude", "reviewer": "Ada"}])
+    monkeypatch.setattr(review, "pause_flow_run", reviewer)
+    accepted = review_topics(data.topic_model(), data.chunks(), ctx)
+    assert accepted.decision == {"excluded_topic_ids": []}  # accepting keeps every proposal, whatever the field says
+    assert (accepted.review.how, accepted.review.changed) == ("accepted the proposals", [])
+
+
+def test_calibration_asks_for_more_only_when_the_person_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = _context(tmp_path, page_size=4)
+    answers = calibration_review(data.review_items(), 6, 4)
+    first, second = answers.shown(1), answers.shown(2)
+    flip = {"pass": "fail", "fail": "pass"}
+    reviewer = ScriptedReviewer(
+        [
+            {"how": REVIEW_AND_MORE, "item_1": flip[first[0].proposal], "item_2": "skip", "reviewer": "Ada"},
+            {"how": REVIEW, "reviewer": "Ada"},
+        ]
+    )
+    monkeypatch.setattr(review, "pause_flow_run", reviewer)
+    decision = review_calibration(data.review_items(), ctx)
+    assert len(reviewer.shown) == 2  # the third form was never asked for
+    labelled = set(decision.decision["passed_item_ids"]) | set(decision.decision["failed_item_ids"])
+    assert labelled == {item.item_id for item in (*first, *second)} - {first[1].item_id}
+    assert decision.review.changed == [first[0].item_id] and decision.review.skipped == [first[1].item_id]
+    assert (decision.review.forms, decision.review.shown, decision.review.offered) == (2, 8, 10)
+
+
+def test_a_resumed_calibration_asks_only_the_open_form_and_refuses_a_blank_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ctx = _context(tmp_path)
     items = data.review_items()
-    pages = calibration_pages(items, 4, 6)
-    for page, labels in zip(pages[:2], ({"item_1": "fail"}, {"item_1": "pass"}), strict=True):
-        saved = {"offered": page.offered, "decision": page.decision(labels), "reviewer": "Ada"}
-        ctx.store.save_page("calibration", page.number, saved)  # answered before a crash
-    reviewer = ScriptedReviewer([{"item_2": "fail", "reviewer": "   "}, {"item_1": "pass", "reviewer": "Ada"}])
+    answers = calibration_review(items, 6, 4)
+    saved = answers.answer(1, {"how": REVIEW_AND_MORE, "item_1": "fail", "reviewer": "Ada"})
+    ctx.store.save_page("calibration", 1, saved.to_json())  # answered before a crash
+    reviewer = ScriptedReviewer([{"item_6": "fail", "reviewer": "   "}, {"item_5": "pass", "reviewer": "Ada"}])
     monkeypatch.setattr(review, "pause_flow_run", reviewer)
 
     decision = review_calibration(items, ctx)
 
-    assert len(reviewer.shown) == 2 and "**Page 3 of 3**" in reviewer.shown[0]
+    assert len(reviewer.shown) == 2 and "Form 2" in _properties(reviewer.forms[0])["how"]["description"]
     assert reviewer.shown[1].startswith("**Not accepted, please correct:** reviewer: give your name")
-    # the refused answer's "fail" for case 10 was kept on the re-opened form, so it counts
-    assert decision.decision == {"passed_item_ids": [ITEM(5), ITEM(9)], "failed_item_ids": [ITEM(1), ITEM(10)]}
+    second = answers.shown(2)
+    # the refused answer's "fail" for the second item of form 2 was kept on the re-opened form, so it counts
+    assert second[1].item_id in decision.decision["failed_item_ids"]
+    assert second[0].item_id in decision.decision["passed_item_ids"]
+    assert answers.offered[0] in decision.decision["failed_item_ids"]
     assert (decision.reviewer, decision.source, decision.decided_by) == ("Ada", "prefect-ui", "person")
     assert ctx.store.get("calibration") == decision
     # a stored decision is returned as it is, without asking again
@@ -151,6 +216,7 @@ def test_an_unnamed_cluster_is_sent_back(tmp_path: Path, monkeypatch: pytest.Mon
     assert reviewer.shown[1].startswith("**Not accepted, please correct:** names: give every cluster a name (cluster 0")
     assert decision.decision == {"names": {"0": "Refund delays", "1": "shipping, cost"}, "kept_proposed": ["1"]}
     assert (decision.decided_by, decision.reviewer) == ("person", "Ada")
+    assert decision.review.changed == ["0"]
 
 
 def test_every_refusal_is_listed_on_top_and_a_blank_name_reopens_with_the_proposal(
@@ -184,3 +250,5 @@ def test_a_refused_answer_reopens_every_review_form_with_the_reason_first(
     assert not reviewer.shown[0].startswith("**Not accepted")
     assert reviewer.shown[1].startswith("**Not accepted, please correct:** reviewer: give your name in 'Your name'")
     assert reviewer.shown[1].endswith(reviewer.shown[0])  # the reason, then the form's usual description
+    first_field = _properties(reviewer.forms[1])["how"]["description"]  # what V1 shows at the top
+    assert first_field.startswith("NOT ACCEPTED, please correct: reviewer: give your name")

@@ -144,6 +144,7 @@ def test_the_exported_report_shows_the_figures_credited_to_the_reviewer(runs: Ru
                 f"at {before['threshold']:.3f}",
                 interval_text(after["accuracy"], after["accuracy_low"], after["accuracy_high"]),
                 f"at {after['threshold']:.3f}" + (" *" if validity["refitted"] else ""),
+                _changed_cell(validity),
                 f"reviewer labels ({REVIEWER}), MRM step 5, run {run_id}",
             ]
         ), key
@@ -158,5 +159,17 @@ def test_the_calibration_summary_in_the_prefect_ui_shows_the_same_figures(runs: 
         auc = interval_text(validity["auc"], validity["auc_low"], validity["auc_high"])
         line = f"- {metric['evaluator_id']} / {metric['metric']}: AUC {auc}; "
         shown = [text for text in lines if text.startswith(line)]
-        ending = f"; n {validity['n']} ({validity['acceptable']} acceptable); labels by {REVIEWER}"
+        changed = (
+            ", every label confirms the metric's verdict (no independent evidence)"
+            if validity["changed"] == 0
+            else f", {validity['changed']} changed from the metric's verdict"
+        )
+        ending = f"; n {validity['n']} ({validity['acceptable']} acceptable){changed}; labels by {REVIEWER}"
         assert len(shown) == 1 and shown[0].endswith(ending), (line, lines)
+
+
+def _changed_cell(validity: dict) -> str:
+    """The report's 'labels changed from the metric's verdict' cell for one metric."""
+    if validity["changed"] == 0:
+        return "0 (all confirm: no independent evidence)"
+    return f"{validity['changed']} of {validity['n']}"

@@ -1,6 +1,7 @@
-"""The MRM workflow against a real Prefect server: every review pause (paged forms, one field per item) resumed
-through the API; refused answers re-open the form and the run goes on; a second run in the same export folder
-pauses again and records its own decisions; a run killed mid-way resumes on rerun without redoing work."""
+"""The MRM workflow against a real Prefect server: every review pause (one form per step, more only when asked
+for, one field per item) resumed through the API; refused answers re-open the form and the run goes on; a
+second run in the same export folder pauses again and records its own decisions; a run killed mid-way resumes
+on rerun without redoing work."""
 
 import json
 import os
@@ -122,15 +123,19 @@ class Reviewer:
 
 
 def answers(form: dict, reviewer: str = "ana") -> dict:
-    """A person's choices: keep every topic, drop the first case of a page, pass the first answer and fail the
-    second of each calibration page, name the first cluster."""
+    """A person's choices: keep every topic, drop the first case shown, on the first calibration form pass the
+    first answer, fail the second and ask for more (the other answers keep the metric's verdict), name the first
+    cluster."""
     step = form["schema"]["title"]
-    fields = [name for name in form["schema"]["properties"] if name.startswith("item_")]
+    properties = form["schema"]["properties"]
+    fields = [name for name in properties if name.startswith("item_")]
     chosen: dict = {"reviewer": reviewer}
     if step == "TestValidationReview":
         chosen["item_1"] = "exclude"
-    elif step == "CalibrationReview":
+    elif step == "CalibrationReview" and fields[0] == "item_1":
         chosen.update({fields[0]: "pass", **({fields[1]: "fail"} if len(fields) > 1 else {})})
+        more = [choice for choice in properties["how"]["enum"] if "show me more" in choice]
+        chosen.update({"how": more[0]} if more else {})
     elif step == "FailureClusteringReview":
         chosen["item_1"] = "fee questions"
     return chosen
@@ -153,6 +158,7 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
             resume_flow_run(form["run"].id, run_input=answers(form))
             form = reviewer.next_form()
         assert form["schema"]["title"] == "TestValidationReview"
+        first_case = form["schema"]["properties"]["item_1"]["title"].split(". Case ", 1)[1].split(": ", 1)[0]
         with pytest.raises(Exception, match="exlude"):  # a mistyped choice: the server refuses it, still paused
             resume_flow_run(form["run"].id, run_input={**answers(form), "item_1": "exlude"})
         resume_flow_run(form["run"].id, run_input={**answers(form), "reviewer": "   "})  # blank name: refused
@@ -175,9 +181,12 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
             resume_flow_run(form["run"].id, run_input=answers(form))
     assert process.wait(timeout=WAIT_S) == 0, _tail(tmp_path)
     titles = [form["schema"]["title"] for form in reviewer.forms]
-    assert titles.count("CalibrationReview") >= 2  # paged: 4 answers a page
-    calibration_forms = [f["description"] for f in reviewer.forms if f["schema"]["title"] == "CalibrationReview"]
-    assert "at least **6 labels**" in calibration_forms[0]  # how many labels are needed, stated up front
+    assert titles.count("TopicModelingReview") == 1  # one form a step; cases: refused once, so two
+    assert titles.count("CalibrationReview") == 2  # the person asked for more once, so a second form
+    calibration_forms = [f for f in reviewer.forms if f["schema"]["title"] == "CalibrationReview"]
+    bulk = calibration_forms[0]["schema"]["properties"]["how"]["description"]
+    assert "refitted once it has 6 labels" in bulk  # how many labels are needed, stated up front
+    shown = sum(sum(name.startswith("item_") for name in f["schema"]["properties"]) for f in calibration_forms)
 
     summary = json.loads((out / "workflow_summary.json").read_text())
     decisions = {d["step"]: d for d in summary["decisions"]}
@@ -189,8 +198,6 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
     named = decisions["failure-clustering"]["decision"]
     assert all(name.strip() for name in named["names"].values()) and "fee questions" in named["names"].values()
     assert set(named["kept_proposed"]) == {key for key, name in named["names"].items() if name != "fee questions"}
-    suite = json.loads((out / "test-generation" / "suite.json").read_text())
-    first_case = suite["tests"][0]["test_cases"][0]["key"]
     assert first_case in decisions["test-validation"]["decision"]["excluded_case_keys"]
     lab_keys = {
         row["test_case"]["key"]
@@ -198,9 +205,13 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
     }
     assert first_case not in lab_keys
     labels = json.loads((out / "calibration" / "labels.json").read_text())
-    pages = titles.count("CalibrationReview")
-    assert sorted(label["human_passes"] for label in labels).count(True) == pages
+    assert len(labels) == shown  # every shown answer starts at the verdict: a label, confirmed or changed
     assert {label["reviewer"] for label in labels} == {"ana"}
+    record = decisions["calibration"]["review"]
+    assert (record["how"], record["forms"], record["shown"]) == ("reviewed item by item", 2, shown)
+    assert len(record["changed"]) <= 2  # only the two answers set against the proposal can differ from it
+    book = json.loads((out / "calibration" / "thresholds.json").read_text())
+    assert (book["labels"], book["labels_changed"]) == (shown, len(record["changed"]))
     guardrails = json.loads((out / "artifacts" / "guardrails.json").read_text())
     assert guardrails["thresholds_reviewed_by"] == "ana (prefect-ui)"
     for name in ("corpus_patch.md", "system_prompt_extension.md", "guardrails.json"):
