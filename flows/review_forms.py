@@ -38,7 +38,10 @@ SKIP = "skip"
 PER_FORM = 25
 ANSWER_CHARS = 300
 EXCERPT_CHARS = 300
-_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]<>~|#!])")
+# What can turn one line of text into Markdown markup mid-line (each paragraph starts with a plain label, so
+# block markers cannot): emphasis, code, links and images, HTML and autolinks, strikethrough; an underscore
+# inside a word ("answer_similarity") is no emphasis in CommonMark and is left as it is.
+_MARKDOWN_ACTIVE = re.compile(r"[\\`*\[\]<~]|(?<![^\W_])_|_(?![^\W_])")
 
 
 @dataclass(frozen=True)
@@ -367,7 +370,7 @@ def _escape(text: str) -> str:
     backslash-escaped so V1 draws them as text (no link, image, emphasis or HTML) and V2 shows them with a
     backslash."""
     single = " ".join(visible_controls(text).split())
-    return _MARKDOWN_ACTIVE.sub(r"\\\1", single)
+    return _MARKDOWN_ACTIVE.sub(lambda match: "\\" + match.group(), single)
 
 
 def _shorten(text: object, limit: int) -> str:

@@ -1,8 +1,9 @@
 """The Prefect UI as the MRM run's control room: each step's summary and tables as artifacts, and a progress bar
 for the long steps.
 
-Keys are stable across runs (``mrm-<step>-summary``, ``mrm-<step>-<table>``, ``mrm-<step>-progress``), so the
-UI's Artifacts page shows the history of each one run after run; the run itself is named in the description.
+Keys are stable across runs (``mrm-<n>-<step>-summary``, ``-<table>``, ``-progress``; ``n`` numbers the steps in
+workflow order), so the UI's Artifacts page lists them in order and shows the history of each one run after
+run; the run itself is named in the description.
 Publishing is not cached: a resumed run serves its steps from cache but still shows their summaries."""
 
 import math
@@ -42,8 +43,11 @@ def prefect_key(*parts: str) -> str:
 
 
 def artifact_key(step: str, name: str) -> str:
-    """``mrm-<step>-<name>`` in the only characters Prefect accepts in a key: lowercase letters, digits, dashes."""
-    return prefect_key(KEY_PREFIX, step, name)
+    """``mrm-<n>-<step>-<name>`` (``n``: the step's number in the workflow, so the Artifacts page lists the
+    steps in order) in the only characters Prefect accepts in a key: lowercase letters, digits, dashes. A name
+    outside the nine steps has no number."""
+    numbers = {known: str(index) for index, known in enumerate(STEP_TITLES, 1)}
+    return prefect_key(KEY_PREFIX, numbers.get(prefect_key(step), ""), step, name)
 
 
 def _description(step: str, what: str, run_label: str) -> str:

@@ -47,9 +47,8 @@ def test_topic_form_opens_with_the_bulk_choice_and_shows_each_topic_in_its_field
     evidence = properties["item_1"]["description"]
     assert evidence.startswith("Keywords: refund, receipt\n\nExample chunk: Refunds are paid within 14 days")
     hostile = properties["item_2"]["description"]  # the corpus's text, drawn as text in V1's Markdown
-    assert "\\<script\\>" in hostile and "\\[click\\](javascript:" in hostile and "<script>" not in hostile.replace(
-        "\\<script\\>", ""
-    )
+    assert "\\<script>" in hostile and "\\[click\\](javascript:" in hostile
+    assert "<script>" not in hostile.replace("\\<script>", "") and "[click]" not in hostile
     assert topics.form(1).model_json_schema()["required"] == ["reviewer"]
 
 

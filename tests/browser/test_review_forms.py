@@ -1,7 +1,8 @@
-"""A person answers the four MRM review pauses in the Prefect UI, in chromium, by clicking.
+"""A person answers the MRM review pauses in the Prefect UI, in chromium at 1280x800, by clicking.
 
 A real Prefect server runs the small review flow (``tests.browser.review_flow``) in a subprocess; the test
-opens the paused run in the UI's default (V2) interface, picks options in the selects, types its name and
+opens the paused run in the UI's V2 interface (the default V1 one is driven by the deployment test), checks each
+item's evidence is drawn (non-zero boxes), picks options in the selects, types its name and
 presses Resume, then checks the flow went on and stored exactly what was clicked. Screenshots of every
 form are kept under ``.assay/test-screenshots/test_review_forms_in_the_prefect_ui/``.
 """
@@ -86,17 +87,34 @@ def review_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
                 process.wait()
 
 
+def _visible(browser: Any, dialog: Any, text: str) -> None:
+    """``text`` is drawn where a person sees it: scrolled into view inside the form, with a non-zero box (a
+    text that is only in the DOM, like a description drawn 0 px high, fails)."""
+    found = dialog.get_by_text(text).first
+    found.scroll_into_view_if_needed(timeout=15_000)
+    box = found.bounding_box()
+    assert box is not None and box["width"] > 0 and box["height"] > 0, f"{text!r} is not visible: {box}"
+
+
 def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path]) -> None:
     from playwright.sync_api import expect
 
     api_url, run, out = review_run
     ui = api_url.removesuffix("/api")
-    with chromium_page("test_review_forms_in_the_prefect_ui") as browser:
-        # Topics: submitted without a name first, which the UI refuses while the run stays paused.
+    with chromium_page("test_review_forms_in_the_prefect_ui", width=1280, height=800) as browser:
+        # Topics: one form; each topic's keywords and a chunk in its field; submitted without a name first,
+        # which the UI refuses while the run stays paused.
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        expect(dialog.get_by_text("Topics found in the corpus")).to_be_visible()
-        expect(dialog.get_by_text("Refunds are paid within 14 days")).to_be_visible()
+        topic_texts = (
+            "Topics found in the corpus",
+            "Every one of the 3 topics is in the forms so far",
+            "Keywords: refund, receipt",
+            "Refunds are paid within 14 days",
+            "3. Topic 2: security",
+        )
+        for text in topic_texts:
+            _visible(browser, dialog, text)
         assert dialog.locator("script").count() == 0, "corpus text must not become markup"
         choose_option(browser, dialog, "2. Topic 1: shipping | <script>", "exclude")
         dialog.get_by_role("button", name="Resume", exact=True).click()
@@ -107,36 +125,51 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
         expect(dialog).to_be_visible()
         resume_as(browser, dialog, "Ada Lovelace", "1-topics")
 
-        # Cases: the outlier is proposed for exclusion; a blank name is sent back with the reason on top.
+        # Cases: the outlier comes first, proposed for exclusion, with its reason; a blank name is sent back
+        # with the reason on top and the person's choices kept.
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        assert form_select(dialog, "3. Case case-3").inner_text().strip() == "exclude"
-        expect(dialog.get_by_text("far from its source")).to_be_visible()
-        choose_option(browser, dialog, "1. Case case-1", "exclude")
-        choose_option(browser, dialog, "3. Case case-3", "keep")
+        outlier = "1. Case case-3: flagged outlier, proposed exclude"
+        assert form_select(dialog, outlier).inner_text().strip() == "exclude"
+        for text in ("Why flagged: far from its source", "Question: How fast are refunds paid?",
+                     "Expected answer: answer 1"):  # fmt: skip
+            _visible(browser, dialog, text)
+        choose_option(browser, dialog, "2. Case case-1", "exclude")
+        choose_option(browser, dialog, outlier, "keep")
         resume_as(browser, dialog, "   ", "2-cases-blank-name")
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        expect(dialog.get_by_text("Not accepted, please correct:")).to_be_visible()
-        assert form_select(dialog, "1. Case case-1").inner_text().strip() == "exclude"
+        _visible(browser, dialog, "Not accepted, please correct:")
+        _visible(browser, dialog, "NOT ACCEPTED, please correct: reviewer: give your name")
+        assert form_select(dialog, "2. Case case-1").inner_text().strip() == "exclude"
         resume_as(browser, dialog, "Ada Lovelace", "2-cases")
 
-        # Calibration: three pages of four, four and two answers.
-        labels = {1: "fail", 2: "fail", 4: "pass", 5: "pass", 6: "fail", 9: "pass", 10: "fail"}
-        for number, items in ((1, range(1, 5)), (2, range(5, 9)), (3, range(9, 11))):
-            run.next_pause()
-            dialog = open_resume_dialog(browser, ui, str(run.id))
-            expect(dialog.get_by_text(f"Page {number} of 3")).to_be_visible()
-            expect(dialog.get_by_text("at least 6 labels")).to_be_visible()
-            for n in items:
-                if n in labels:
-                    choose_option(browser, dialog, f"{n}. similarity on case case-{n}", labels[n])
-            resume_as(browser, dialog, "Ada Lovelace", f"3-calibration-page-{number}")
+        # Calibration: four answers a form, each starting at the metric's verdict; the person flips the first,
+        # skips the second, confirms the rest and asks for one more form, then confirms that one as shown.
+        run.next_pause()
+        dialog = open_resume_dialog(browser, ui, str(run.id))
+        _visible(browser, dialog, "refitted once it has 6 labels")
+        _visible(browser, dialog, "6 more sampled answers are not shown")
+        first = _field_titles(dialog, r"1\. similarity says ")[0]
+        assert first.startswith("1. similarity says PASS (0.500 >= 0.500), case case-5")
+        for text in ("Question: Question 5?", "Expected answer: expected 5", "Answer: actual 5"):
+            _visible(browser, dialog, text)
+        assert form_select(dialog, first).inner_text().strip() == "pass"
+        choose_option(browser, dialog, first, "fail")
+        choose_option(browser, dialog, "2. similarity says", "skip")
+        choose_option(browser, dialog, "How do you decide?", "review the items below, then show me more")
+        resume_as(browser, dialog, "Ada Lovelace", "3-calibration-form-1")
+        run.next_pause()
+        dialog = open_resume_dialog(browser, ui, str(run.id))
+        _visible(browser, dialog, "Form 2: answers 5-8 of 10")
+        choose_option(browser, dialog, "How do you decide?", "accept every proposal as shown")
+        resume_as(browser, dialog, "Ada Lovelace", "3-calibration-form-2")
 
         # Clusters: the keyword names are proposed; one is renamed.
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        name = dialog.get_by_label("2. Name of cluster 1 (Optional)")
+        _visible(browser, dialog, "Example questions: How fast are refunds paid?")
+        name = dialog.get_by_label("2. Name of cluster 1 (2 failures) (Optional)")
         assert name.input_value() == "shipping, cost"
         name.fill("Shipping prices unknown")
         resume_as(browser, dialog, "Ada Lovelace", "4-clusters")
@@ -153,12 +186,25 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
         assert decisions[step]["decided_by"] == "person"
     assert decisions["topic-modeling"]["decision"] == {"excluded_topic_ids": [1]}
     assert decisions["test-validation"]["decision"] == {"excluded_case_keys": ["case-1"]}
+    assert sorted(decisions["test-validation"]["review"]["changed"]) == ["case-1", "case-3"]
     item = "answer_similarity/similarity/sample-rag/case-{}".format
-    assert decisions["calibration"]["decision"] == {
-        "passed_item_ids": [item(n) for n in (4, 5, 9)],
-        "failed_item_ids": [item(n) for n in (1, 2, 6, 10)],
-    }
+    calibration = decisions["calibration"]
+    record = calibration["review"]
+    assert (record["how"], record["forms"], record["shown"], record["offered"]) == ("accepted the proposals", 2, 8, 10)
+    assert record["changed"] == [item(5)]
+    assert len(record["skipped"]) == 1
+    labelled = set(calibration["decision"]["passed_item_ids"]) | set(calibration["decision"]["failed_item_ids"])
+    assert len(labelled) == 7 and item(5) in calibration["decision"]["failed_item_ids"]
     assert decisions["failure-clustering"]["decision"] == {
         "names": {"0": "refund, days, paid", "1": "Shipping prices unknown"},
         "kept_proposed": ["0"],
     }
+
+
+def _field_titles(dialog: Any, pattern: str) -> list[str]:
+    import re
+
+    texts = [" ".join(text.split()) for text in dialog.locator("label").all_inner_texts()]
+    titles = [text.removesuffix(" (Optional)") for text in texts if re.match(pattern, text)]
+    assert titles, f"no field matches {pattern!r} among {texts}"
+    return titles

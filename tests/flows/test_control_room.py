@@ -57,12 +57,12 @@ def test_a_step_summary_is_one_markdown_and_one_table_per_table_under_stable_key
     summary = summarise_validation(VALIDATION, DECISION)
     first = publish_flow(summary, "mrm <script>x</script>")
     second = publish_flow(summary, "mrm second")
-    expected = ["mrm-test-validation-summary", "mrm-test-validation-cases"]
+    expected = ["mrm-3-test-validation-summary", "mrm-3-test-validation-cases"]
     assert first["keys"] == second["keys"] == expected
 
     found = artifacts_of(first["run_id"])
     assert sorted(found) == sorted(expected)
-    markdown, table = found["mrm-test-validation-summary"], found["mrm-test-validation-cases"]
+    markdown, table = found["mrm-3-test-validation-summary"], found["mrm-3-test-validation-cases"]
     assert (markdown.type, table.type) == ("markdown", "table")
     assert markdown.data == summary.markdown and "Ana Lima" in markdown.data
     assert json.loads(table.data) == summary.tables["cases"]
@@ -80,13 +80,13 @@ def test_a_step_summary_is_one_markdown_and_one_table_per_table_under_stable_key
 
 def test_an_empty_table_is_still_published_so_the_ui_says_there_is_nothing() -> None:
     published = publish_flow(StepSummary(markdown="No case was flagged.", tables={"cases": []}), "mrm empty")
-    table = artifacts_of(published["run_id"])["mrm-test-validation-cases"]
+    table = artifacts_of(published["run_id"])["mrm-3-test-validation-cases"]
     assert table.type == "table" and json.loads(table.data) == []
 
 
 def test_keys_hold_only_what_prefect_accepts() -> None:
-    assert artifact_key("failure-clustering", "example questions") == "mrm-failure-clustering-example-questions"
-    assert artifact_key("Robustness_Adversarial", "flips / rate") == "mrm-robustness-adversarial-flips-rate"
+    assert artifact_key("failure-clustering", "example questions") == "mrm-6-failure-clustering-example-questions"
+    assert artifact_key("Robustness_Adversarial", "flips / rate") == "mrm-9-robustness-adversarial-flips-rate"
 
 
 class FakeClock:
@@ -126,7 +126,7 @@ def progress_flow(step: str, fractions: list[float], seconds_apart: float, finis
 def test_progress_is_throttled_to_one_update_a_second_and_always_ends_at_100(updates: list[float]) -> None:
     run_id = progress_flow("topic-modeling", [index / 40 for index in range(40)], 0.25, True)
     (artifact,) = artifacts_of(run_id).values()
-    assert artifact.key == "mrm-topic-modeling-progress" and artifact.type == "progress"
+    assert artifact.key == "mrm-1-topic-modeling-progress" and artifact.type == "progress"
     assert artifact.data == 100.0
     # 40 reports 0.25 s apart over 10 s: created at 0%, then one update a second, then the final 100%
     assert updates == [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
@@ -134,7 +134,7 @@ def test_progress_is_throttled_to_one_update_a_second_and_always_ends_at_100(upd
 
 def test_progress_left_unfinished_shows_where_it_stopped(updates: list[float]) -> None:
     run_id = progress_flow("robustness-adversarial", [0.1, 0.5], 2.0, False)
-    assert artifacts_of(run_id)["mrm-robustness-adversarial-progress"].data == 50.0
+    assert artifacts_of(run_id)["mrm-9-robustness-adversarial-progress"].data == 50.0
     assert updates == [50.0]
 
 
@@ -149,11 +149,11 @@ def context_flow(fail: bool) -> str:
 
 def test_as_a_context_manager_progress_starts_at_0_and_ends_at_100_on_success() -> None:
     run_id = context_flow(False)
-    assert artifacts_of(run_id, "mrm-calibration-progress")["mrm-calibration-progress"].data == 100.0
+    assert artifacts_of(run_id, "mrm-5-calibration-progress")["mrm-5-calibration-progress"].data == 100.0
     state = context_flow(True, return_state=True)
     assert state.is_failed()
     failed = artifacts_of(str(state.state_details.flow_run_id))
-    assert failed["mrm-calibration-progress"].data < 100.0
+    assert failed["mrm-5-calibration-progress"].data < 100.0
 
 
 def test_outside_a_run_progress_does_nothing() -> None:
@@ -195,5 +195,5 @@ def test_topic_modeling_reports_each_grid_configuration_and_the_ui_bar_reaches_1
     run_id = topics_flow(heard.append)
     # 15 batches of embeddings over the first tenth, then each configuration once reduced and once scored
     assert heard[14:] == pytest.approx([0.1, 0.1 + 0.45 * 0.7, 0.55, 0.55 + 0.45 * 0.7, 1.0])
-    artifact = artifacts_of(run_id)["mrm-topic-modeling-progress"]
+    artifact = artifacts_of(run_id)["mrm-1-topic-modeling-progress"]
     assert artifact.data == 100.0 and artifact.task_run_id is not None

@@ -95,7 +95,7 @@ def test_several_task_runs_feed_one_bar_of_their_step(written: list[float]) -> N
         (artifact,) = client.read_artifacts(
             artifact_filter=ArtifactFilter(
                 flow_run_id=ArtifactFilterFlowRunId(any_=[run_id]),
-                key=ArtifactFilterKey(any_=["mrm-automated-evaluation-progress"]),
+                key=ArtifactFilterKey(any_=["mrm-4-automated-evaluation-progress"]),
             )
         )
     assert artifact.data == 100.0
@@ -115,7 +115,7 @@ def tenths_flow() -> str:
 def test_a_tenth_is_always_written_however_fast_the_reports(written: list[float]) -> None:
     run_id = tenths_flow()
     assert written == [0.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0]
-    assert artifacts_of(run_id)["mrm-robustness-adversarial-progress"].data == 100.0
+    assert artifacts_of(run_id)["mrm-9-robustness-adversarial-progress"].data == 100.0
 
 
 def test_validation_reports_embeddings_and_bertscore_batches(engine: EmbeddingEngine) -> None:

@@ -79,7 +79,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
         items = json.loads((unlabelled / "calibration" / "review_items.json").read_text())
         approvals = _approvals(items, base / "approvals.json")
         labelled = _run(corpus, base / "labelled", approvals)
-        summary = Artifact.get("mrm-calibration-summary")  # the latest: the labelled run's
+        summary = Artifact.get("mrm-5-calibration-summary")  # the latest: the labelled run's
         assert summary is not None and isinstance(summary.data, str)
         yield Runs(unlabelled, labelled, approvals, summary.data)
 
