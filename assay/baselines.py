@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from assay.models.revalidation import BaselineApproval
-from assay.runs import RunStates
+from assay.runs import RunRecord, RunStates
 from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError
 
@@ -48,21 +48,20 @@ class Baselines:
         book = self._book(check_name(name))
         return [*book.history, book.current] if book else []
 
-    def approve(self, name: str, run_id: str, approved_by: str, note: str = "") -> BaselineApproval:
+    def approve(
+        self, name: str, run_id: str, approved_by: str, note: str = "", via: str = "command line"
+    ) -> BaselineApproval:
         """Only a completed run can become a baseline; the previous approval moves to the history."""
         who = " ".join(approved_by.split())
         if not who:
             raise ValueError("--by: the approving person's name is required")
-        record = RunStates(self.store).get(run_id)
-        if record is None:
-            raise ValueError(f"run {run_id!r} is unknown to this store (assay artifacts list --run ID shows runs)")
-        if record.status != "complete":
-            raise ValueError(f"run {run_id!r} is {record.status}: only a completed run can be a baseline")
+        self.approvable(run_id)
         approval = BaselineApproval(
             name=check_name(name),
             run_id=run_id,
             approved_by=who,
             source="person",
+            via=via,
             approved_at=datetime.now(UTC),
             note=note,
         )
@@ -71,6 +70,15 @@ class Baselines:
         data = BaselineBook(current=approval, history=history).model_dump_json(indent=2).encode()
         self.store.put(baseline_key(name), data, content_type="application/json", overwrite=True)
         return approval
+
+    def approvable(self, run_id: str) -> RunRecord:
+        """The run, if it can become a baseline: known to this store and completed (else a ValueError)."""
+        record = RunStates(self.store).get(run_id)
+        if record is None:
+            raise ValueError(f"run {run_id!r} is unknown to this store (assay artifacts list --run ID shows runs)")
+        if record.status != "complete":
+            raise ValueError(f"run {run_id!r} is {record.status}: only a completed run can be a baseline")
+        return record
 
     def _book(self, name: str) -> BaselineBook | None:
         try:

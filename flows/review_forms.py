@@ -23,7 +23,7 @@ from typing import Any, Literal
 from prefect.input import RunInput
 from pydantic import Field, create_model
 
-from assay.escaping import for_markdown_text, visible_controls
+from assay.escaping import for_field_description, for_markdown_text, visible_controls
 from assay.models import TestSuite
 from assay.models.corpus import Chunk
 from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, TopicModel
@@ -38,11 +38,6 @@ SKIP = "skip"
 PER_FORM = 25
 ANSWER_CHARS = 300
 EXCERPT_CHARS = 300
-# What can turn one line of text into Markdown markup mid-line (each paragraph starts with a plain label, so
-# block markers cannot): emphasis, code, links and images, HTML and autolinks, strikethrough; an underscore
-# inside a word ("answer_similarity") is no emphasis in CommonMark and is left as it is.
-_MARKDOWN_ACTIVE = re.compile(r"[\\`*\[\]<~]|(?<![^\W_])_|_(?![^\W_])")
-
 
 @dataclass(frozen=True)
 class ItemField:
@@ -190,7 +185,7 @@ class StepReview:
         return self.can_ask_for_more and number < self.forms
 
     def _bulk_help(self, number: int, error: str) -> str:
-        problems = [_escape(line) for line in error.splitlines() if line.strip()]
+        problems = [for_field_description(line) for line in error.splitlines() if line.strip()]
         refused = ["NOT ACCEPTED, please correct: " + " / ".join(problems)] if problems else []
         shown = self.shown(number)
         start = (number - 1) * max(1, self.per_form) + 1
@@ -362,15 +357,8 @@ def _against(item: ReviewItem) -> str:
 
 def _paragraphs(*parts: tuple[str, object, int]) -> str:
     """'Label: text' paragraphs (empty texts left out), each shortened and escaped for both UIs."""
-    return "\n\n".join(f"{label}: {_escape(_shorten(text, limit))}" for label, text, limit in parts if str(text))
-
-
-def _escape(text: str) -> str:
-    """For a field description: one line, control characters visible, Markdown's active characters
-    backslash-escaped so V1 draws them as text (no link, image, emphasis or HTML) and V2 shows them with a
-    backslash."""
-    single = " ".join(visible_controls(text).split())
-    return _MARKDOWN_ACTIVE.sub(lambda match: "\\" + match.group(), single)
+    shown = [(label, for_field_description(_shorten(text, limit))) for label, text, limit in parts if str(text)]
+    return "\n\n".join(f"{label}: {text}" for label, text in shown)
 
 
 def _shorten(text: object, limit: int) -> str:

@@ -16,6 +16,7 @@ from assay.baselines import Baselines, pinned
 from assay.config import load_settings
 from assay.models.artifacts import Producer
 from assay.models.gates import FailOn, Gate
+from assay.models.revalidation import BaselineApproval
 from assay.runs import RunStates
 from assay.storage.factory import open_artifact_store, open_object_store
 from evaluators import evaluator_class
@@ -83,3 +84,35 @@ def judge_against_baseline(
         _sync=True,
     )
     return verdict.model_dump(mode="json")
+
+
+@task(name="baseline-candidate", cache_policy=NO_CACHE, persist_result=False)
+def baseline_candidate(run_id: str, name: str) -> dict[str, str]:
+    """What an approver is shown: the run (refused here, before any pause, unless known and complete) and the
+    baseline it would replace."""
+    from assay.escaping import for_field_description
+
+    with library_time():
+        baselines = Baselines(open_object_store(load_settings()))
+        record = baselines.approvable(run_id)
+        current = baselines.get(name)
+    finished = record.finished_at.isoformat(timespec="seconds") if record.finished_at else "not recorded"
+    replaces = "none (the first baseline of this name)"
+    if current is not None:
+        at = current.approved_at.isoformat(timespec="seconds")
+        replaces = f"run {current.run_id}, approved by {current.approved_by} at {at}"
+    facts = {
+        "Run": record.run_id,
+        "Re-validation": name,
+        "Workflow": record.workflow or "not recorded",
+        "Finished": finished,
+        "Export": record.export or "not recorded",
+        "Replaces": replaces,
+    }
+    return {label: for_field_description(value) for label, value in facts.items()}
+
+
+@task(name="approve-baseline", cache_policy=NO_CACHE, persist_result=False)
+def approve_baseline(name: str, run_id: str, approver: str, note: str) -> BaselineApproval:
+    with library_time():
+        return Baselines(open_object_store(load_settings())).approve(name, run_id, approver, note, via="prefect-ui")

@@ -22,6 +22,9 @@ class BaselineApproval(BaseModel):
     run_id: str
     approved_by: str = Field(description="The person who approved it, or 'deployment parameter'.")
     source: Literal["person", "deployment parameter"]
+    via: str = Field(
+        default="command line", description="Where the person approved it: 'command line' or 'prefect-ui'."
+    )
     approved_at: datetime
     note: str = ""
 

@@ -27,6 +27,7 @@ def test_prefect_deploy_loader_accepts_the_file_and_sees_every_deployment() -> N
         ("flows/mrm.py:mrm_workflow", "unattended"),
         ("flows/evaluate.py:evaluate_flow", "evaluate"),
         ("flows/revalidate.py:revalidation_flow", "revalidation"),
+        ("flows/baseline.py:approve_baseline_flow", "approve-baseline"),
     ]
     assert {d.work_pool.name for d in model.deployments if d.work_pool} == {"assay-process"}
     assert model.pull == [{"prefect.deployments.steps.set_working_directory": {"directory": "{{ repository.stdout }}"}}]
@@ -137,6 +138,7 @@ def test_serve_registers_all_deployments_with_their_yaml_parameters_by_default()
         "mrm-workflow/unattended",
         "evaluate/evaluate",
         "revalidation/revalidation",
+        "approve-baseline/approve-baseline",
     }
     for deployment in deployments.values():
         assert deployment.parameters == SPECS[deployment.name].parameters

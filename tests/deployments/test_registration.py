@@ -24,6 +24,7 @@ FLOW_NAMES = {
     "unattended": "mrm-workflow",
     "evaluate": "evaluate",
     "revalidation": "revalidation",
+    "approve-baseline": "approve-baseline",
 }
 
 

@@ -166,3 +166,105 @@ def run_form_field(page: object, label: str) -> object:
     """One parameter of the UI's Run form (its label, menu and value widgets), found by its exact label text,
     e.g. "corpus (Optional)"."""
     return page.get_by_text(label, exact=True).locator("xpath=../../..")
+
+
+# Prefect's default UI (V1, Vue, at the server's root). Its forms are "schema-form-property" blocks: a label
+# whose text is the field's title (plus " (Optional)" when it has a default), the description drawn as
+# Markdown (a field's paragraphs are text runs of one element, separated by spacer divs), then the widget. A
+# select is a button showing its value beside a chevron; in Prefect 3.8 a click on the value toggles the list
+# twice (the button and its wrapper both handle the click: it opens and closes at once), a click on the chevron
+# opens it. Helpers for V2 (the "/v2/" UI) are above.
+V1_PROPERTY = "contains(concat(' ', @class, ' '), ' schema-form-property ')"
+V1_LABEL = "contains(concat(' ', @class, ' '), ' schema-form-property__label ')"
+
+
+def _xpath_text(text: str) -> str:
+    if "'" not in text:
+        return f"'{text}'"
+    return "concat(" + ", \"'\", ".join(f"'{part}'" for part in text.split("'")) + ")"
+
+
+def v1_field(scope: object, title: str, *, exact: bool = False) -> object:
+    """The V1 form field (its label, description and widget) whose title starts with ``title`` (or is
+    ``title`` with ``exact``), the innermost one when fields nest (a run form's object parameters)."""
+    match = "normalize-space()=" if exact else "starts-with(normalize-space(), {})"
+    test = f"normalize-space()={_xpath_text(title)}" if exact else match.format(_xpath_text(title))
+    return scope.locator(f"xpath=.//span[{V1_LABEL} and {test}]/ancestor::div[{V1_PROPERTY}][1]")
+
+
+def v1_field_titles(scope: object) -> list[str]:
+    """Every field title of a V1 form, as shown (" (Optional)" removed), in order."""
+    texts = scope.locator(f"xpath=.//span[{V1_LABEL}]").all_inner_texts()
+    return [" ".join(text.split()).removesuffix(" (Optional)") for text in texts]
+
+
+def v1_select_value(scope: object, title: str) -> str:
+    return v1_field(scope, title).locator(".p-select-button__value").inner_text().strip()
+
+
+def v1_choose_option(session: Browser, scope: object, title: str, option: str) -> None:
+    """Open a V1 select by its chevron, click ``option`` in the list and check the select now shows it. A list
+    that closes or re-renders under the pointer is opened again, as a person would."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    field_ = v1_field(scope, title)
+    for attempt in range(1, OPTION_ATTEMPTS + 1):
+        try:
+            chevron = field_.locator(".p-select-button__icon")
+            chevron.scroll_into_view_if_needed(timeout=15_000)
+            chevron.click(timeout=15_000)
+            session.page.locator(".p-pop-over-content").get_by_role("option", name=option, exact=True).click(
+                timeout=5_000
+            )
+            if v1_select_value(scope, title) == option:
+                break
+        except PlaywrightTimeout:
+            if attempt == OPTION_ATTEMPTS:
+                raise
+        if session.page.locator(".p-pop-over-content").count():
+            session.page.keyboard.press("Escape")
+    assert v1_select_value(scope, title) == option
+
+
+def v1_open_resume_dialog(session: Browser, ui: str, flow_run_id: str) -> object:
+    """A paused run's review form in V1, opened as a person does: the run's page, the Resume button at its top
+    right, the "Resume Flow Run" modal. A page that has not caught up with the pause yet is reloaded."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page = session.page
+    page.goto(f"{ui}/runs/flow-run/{flow_run_id}")
+    resume = page.get_by_role("button", name="Resume", exact=True)
+    for attempt in range(1, OPTION_ATTEMPTS + 1):
+        try:
+            resume.click(timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == OPTION_ATTEMPTS:
+                raise
+            page.reload()
+    dialog = page.get_by_role("dialog").filter(has_text="Resume Flow Run")
+    v1_field(dialog, "Your name", exact=True).locator("textarea").wait_for(timeout=30_000)
+    return dialog
+
+
+def v1_submit_as(session: Browser, dialog: object, reviewer: str, shot: str) -> None:
+    """Type the reviewer's name, keep a screenshot, press the modal's Submit and wait for it to close."""
+    name = v1_field(dialog, "Your name", exact=True).locator("textarea")
+    name.scroll_into_view_if_needed()
+    name.fill(reviewer)
+    session.shot(shot)
+    submit = dialog.get_by_role("button", name="Submit", exact=True)
+    attempts = 3  # a click that lands while the UI re-renders is lost; a person would press Submit again
+    for attempt in range(1, attempts + 1):
+        submit.click()
+        try:
+            dialog.wait_for(state="hidden", timeout=RESUME_WAIT_MS // attempts)
+            return
+        except Exception as error:
+            if not dialog.is_visible():
+                return
+            if attempt < attempts:
+                continue
+            session.shot(f"{shot}-still-open")
+            text = " ".join(dialog.inner_text().split())[-800:]
+            raise AssertionError(f"the form did not close after Submit; it shows: ...{text}") from error
