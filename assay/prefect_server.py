@@ -2,10 +2,11 @@
 
 Without ``PREFECT_API_URL`` every flow used to start Prefect's temporary server, which costs 10-30 s per
 command on a small machine and forgets the run history, the pause forms and the artifacts the moment the
-command ends. Here the first command starts ``prefect server start`` on 127.0.0.1 under a small supervisor
-process, detached from the command, and every later command (and ``deployments.serve``) finds it through a
-state file in ``PREFECT_HOME`` and reuses it. The supervisor stops the server when nothing has used it for
-``prefect_server_idle_minutes``: no command, no running, pending or paused flow run, no served deployment.
+command ends. Here the first command starts the Prefect server (``assay.prefect_serve``) on 127.0.0.1 under a
+small supervisor process, detached from the command, and every later command (and ``deployments.serve``)
+finds it through a state file in ``PREFECT_HOME`` and reuses it. The supervisor stops the server when nothing
+has used it for ``prefect_server_idle_minutes``: no command, no running, pending or paused flow run, no served
+deployment.
 
 The server starts while the command imports its flows (those imports cost seconds of their own), and the
 command waits for it only when it needs it. A slow start is waited out with a progress line up to
@@ -316,9 +317,9 @@ def _retire(home: Path, idle_s: float) -> bool:
 
 
 def supervise(port: int, idle_minutes: float, home: Path) -> int:
-    """Run ``prefect server start`` and stop it after ``idle_minutes`` unused, or on SIGTERM/SIGINT."""
-    prefect = Path(sys.executable).parent / "prefect"
-    command = [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
+    """Run the Prefect server (``assay.prefect_serve``: Prefect's app, a request refused on a locked database
+    replayed) and stop it after ``idle_minutes`` unused, or on SIGTERM/SIGINT."""
+    command = [sys.executable, "-m", "assay.prefect_serve", "--host", "127.0.0.1", "--port", str(port)]
     server = subprocess.Popen(command, stdin=subprocess.DEVNULL)
     stopping = False
 

@@ -1,4 +1,4 @@
-"""A real Prefect server for tests: ``prefect server start`` on a free 127.0.0.1 port, stopped afterwards."""
+"""A real Prefect server for tests, as Assay runs it (``assay.prefect_serve``) on a free 127.0.0.1 port."""
 
 import json
 import os
@@ -44,9 +44,8 @@ def running_prefect_server(home: Path) -> Iterator[str]:
     env.pop("PREFECT_API_URL")
     env["PREFECT_SERVER_UI_API_URL"] = api_url  # the UI in a browser calls this port, not the default 4200
     log = open(home / "server.log", "wb")  # noqa: SIM115 - closed in finally
-    prefect = Path(sys.executable).parent / "prefect"
-    process = subprocess.Popen(
-        [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+    process = subprocess.Popen(  # the server Assay runs: Prefect's app, locked-database refusals replayed
+        [sys.executable, "-m", "assay.prefect_serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
