@@ -134,10 +134,20 @@ def overview(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
                 "title": STEP_TITLES.get(step, step),
                 **who(taken.get(step)),
                 "decision": _decision_counts(taken.get(step)),
+                "record": _artifact_of(record, step),
             }
             for step in ("topic-modeling", "test-validation", "calibration", "failure-clustering")
         ],
     }
+
+
+def _artifact_of(record: dict[str, Any], step: str) -> str:
+    """The decision's artifact version as run.json lists it ('<name> v<n>, sha256 <first 12>'), so a reader
+    can fetch and verify it (``assay artifacts get|verify``); empty when the run lists none."""
+    for entry in record.get("decisions") or []:
+        if isinstance(entry, dict) and entry.get("step") == step and entry.get("artifact"):
+            return f"{entry['artifact']} v{entry.get('version')}, sha256 {str(entry.get('sha256', ''))[:12]}"
+    return ""
 
 
 def _decision_counts(decision: Decision | None) -> dict[str, int]:

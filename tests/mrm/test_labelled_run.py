@@ -173,3 +173,13 @@ def _changed_cell(validity: dict) -> str:
     if validity["changed"] == 0:
         return "0 (all confirm: no independent evidence)"
     return f"{validity['changed']} of {validity['n']}"
+
+
+def test_the_report_names_each_decisions_artifact_version_as_run_json_lists_it(runs: Runs) -> None:
+    record = json.loads((runs.labelled / "run.json").read_text())
+    listed = {entry["step"]: entry for entry in record["decisions"]}
+    assert set(listed) == {"topic-modeling", "test-validation", "calibration", "failure-clustering"}
+    report = (runs.labelled / "interpretation.html").read_text(encoding="utf-8")
+    for step, entry in listed.items():
+        row = report.split(f'<tr data-step="{step}">', 1)[1].split("</tr>", 1)[0]
+        assert f"{entry['artifact']} v{entry['version']}, sha256 {entry['sha256'][:12]}" in visible_text(row), step
