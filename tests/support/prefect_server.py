@@ -92,8 +92,9 @@ def log_tail(path: Path) -> str:
 
 
 def run_created_by_form(api_url: str, run_name: str, log_path: Path | None = None) -> str:
-    """The id of the flow run a UI Run form created under ``run_name``, once the API lists it (at most 60 s)."""
-    deadline = time.monotonic() + 60
+    """The id of the flow run a UI Run form created under ``run_name``, once the API lists it (at most 120 s:
+    under load the server replays a create that met a locked database, ``assay.prefect_serve``)."""
+    deadline = time.monotonic() + 120
     body = json.dumps({"flow_runs": {"name": {"any_": [run_name]}}}).encode()
     while time.monotonic() < deadline:
         request = urllib.request.Request(
