@@ -23,12 +23,25 @@ RUN = "run-1"
 DECISION = decision_artifact_name(RUN, "calibration")
 
 
-@pytest.fixture
-def artifacts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ArtifactStore:
-    """A signed folder store holding run-1 (a report in two versions, two decisions, its state) and run-2."""
+@pytest.fixture(params=["folder", pytest.param("s3", marks=pytest.mark.slow)])
+def artifacts(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ArtifactStore:
+    """A signed store (a folder, or a bucket of the real SeaweedFS S3 server) holding run-1 (a report in two
+    versions, two decisions, its state) and run-2; the commands below read the same store from settings."""
     monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("ASSAY_CONFIG", str(tmp_path / "absent.toml"))
+    if request.param == "s3":
+        seaweed = request.getfixturevalue("seaweed")
+        for key, value in {
+            "BACKEND": "s3",
+            "ENDPOINT": seaweed.endpoint,
+            "BUCKET": f"bundle-{tmp_path.name[-20:].lower().replace('_', '-')}",
+            "SECURE": "false",
+            "ACCESS_KEY": seaweed.access_key,
+            "SECRET_KEY": seaweed.secret_key,
+        }.items():
+            monkeypatch.setenv(f"ASSAY_STORE__{key}", value)
     store = open_artifact_store(load_settings())
+    assert type(store.store).__name__ == ("S3ObjectStore" if request.param == "s3" else "LocalObjectStore")
     RunStates(store.store).start("inputs", RUN, workflow="mrm-workflow")
     for content in ("first", "second"):
         store.put_json("mrm/demo/report.json", {"v": content}, producer=Producer(run_id=RUN))
