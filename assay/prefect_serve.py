@@ -5,9 +5,9 @@ Why: Prefect's SQLite database is in WAL mode with a 60 s busy timeout, yet a de
 and then writes while another connection commits fails at once with "database is locked" (SQLite does not
 wait in that case). Prefect answers such a request 503, which its Python client retries but the browser UI
 does not: a reviewer's Submit on a review form failed that way while an evaluation wrote to the same server.
-The failed transaction was rolled back whole, so the request can be replayed; the middleware replays it a few
-times, with a short growing pause, before giving the 503 to the caller. Nothing else changes: other statuses,
-streams and websockets pass through untouched.
+The failed transaction was rolled back whole, so the request can be replayed; the middleware replays it up to
+ten times, with a growing pause (11 s in all), before giving the 503 to the caller. Nothing else changes:
+other statuses, streams and websockets pass through untouched.
 
 Run as ``python -m assay.prefect_serve --host 127.0.0.1 --port 4200`` (the kept server's supervisor and the
 tests' servers do)."""
@@ -25,8 +25,9 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 RETRIED_STATUS = 503
-ATTEMPTS = 6
-FIRST_PAUSE_S = 0.1  # then doubled: 0.1, 0.2, 0.4, 0.8, 1.6 s between the six attempts (3.1 s at most)
+ATTEMPTS = 10
+FIRST_PAUSE_S = 0.1  # then doubled up to LONGEST_PAUSE_S: 0.1, 0.2, 0.4, 0.8, 1.6, 2, 2, 2, 2 s (11.1 s at most)
+LONGEST_PAUSE_S = 2.0
 logger = logging.getLogger("assay.prefect_serve")
 
 
@@ -52,7 +53,7 @@ class RetryWhenLocked:
                 return
             logger.info("%s %s: 503 (database locked) on try %d, replaying", scope["method"], scope["path"], attempt)
             await asyncio.sleep(pause)
-            pause *= 2
+            pause = min(pause * 2, LONGEST_PAUSE_S)
 
     async def _attempt(
         self, scope: Scope, body: bytes, receive: Receive, send: Send, *, hold_503: bool
@@ -80,7 +81,16 @@ class RetryWhenLocked:
                 return
             await send(message)
 
-        await self.app(scope, replay, forward)
+        try:
+            # a copy per try: Starlette's routing writes into the scope (a mount's root_path, path params),
+            # and a second try on the first one's scope matches no route (404)
+            await self.app(dict(scope), replay, forward)
+        except Exception:
+            # Starlette's outermost middleware sends the handler's 503 and then raises the exception again
+            # ("we always continue to raise the exception"): with the 503 held back, that is the retryable
+            # refusal, so it is swallowed here and the request replayed; anything else goes on to uvicorn.
+            if held is None:
+                raise
         return held
 
 

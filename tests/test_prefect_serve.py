@@ -5,6 +5,8 @@ answers, and websockets, pass through once."""
 import asyncio
 from typing import Any
 
+import pytest
+
 from assay.prefect_serve import RetryWhenLocked
 
 
@@ -23,9 +25,13 @@ class Locked:
         status = 503 if len(self.bodies) <= self.locked else self.status
         await send({"type": "http.response.start", "status": status, "headers": []})
         await send({"type": "http.response.body", "body": b"locked" if status == 503 else message["body"]})
+        if status == 503:  # as Starlette's ServerErrorMiddleware does after sending the handler's answer
+            raise RuntimeError("database is locked")
 
 
-def _call(app: Any, scope: dict[str, Any], body: bytes = b"") -> list[dict[str, Any]]:
+def _call(app: Any, scope: dict[str, Any], body: bytes = b"", sent: list | None = None) -> list[dict[str, Any]]:
+    """Run one request through ``app``; what it sent (into ``sent`` when given, so a raising app's answer is
+    still seen)."""
     chunks = [body[:3], body[3:]]
 
     async def receive() -> dict[str, Any]:
@@ -34,7 +40,7 @@ def _call(app: Any, scope: dict[str, Any], body: bytes = b"") -> list[dict[str, 
             return {"type": "http.request", "body": part, "more_body": bool(chunks)}
         return {"type": "http.disconnect"}
 
-    sent: list[dict[str, Any]] = []
+    sent = [] if sent is None else sent
 
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
@@ -56,9 +62,41 @@ def test_a_locked_request_is_replayed_with_its_body_until_it_succeeds() -> None:
 
 def test_the_last_503_is_given_to_the_caller_when_the_tries_run_out() -> None:
     inner = Locked(locked=10)
-    sent = _call(RetryWhenLocked(inner, attempts=3, first_pause_s=0.001), HTTP, b"x")
+    sent: list[dict[str, Any]] = []
+    with pytest.raises(RuntimeError, match="locked"):  # the last try's exception goes on to the server, as before
+        sent = _call(RetryWhenLocked(inner, attempts=3, first_pause_s=0.001), HTTP, b"x", sent)
     assert len(inner.bodies) == 3
     assert [message.get("status") for message in sent] == [503, None] and sent[1]["body"] == b"locked"
+
+
+def test_a_real_starlette_app_answering_503_on_a_locked_database_is_replayed() -> None:
+    """Prefect's app: its exception handler answers 503 and Starlette raises the exception after sending it."""
+    import sqlite3
+
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+
+    app, api = FastAPI(), FastAPI()
+    app.mount("/api", api)  # as Prefect mounts its API: routing writes the mount into the scope
+    calls: list[bytes] = []
+
+    @api.exception_handler(Exception)
+    async def unavailable(request: Any, exc: Exception) -> JSONResponse:
+        return JSONResponse({"exception_message": "Service Unavailable"}, status_code=503)
+
+    @api.post("/flow_runs/{run_id}/resume")
+    async def resume(run_id: str, body: dict[str, Any]) -> dict[str, Any]:
+        calls.append(repr(body).encode())
+        if len(calls) < 3:
+            raise sqlite3.OperationalError("database is locked")
+        return {"status": "ACCEPT", "run": run_id, "input": body}
+
+    scope = {**HTTP, "path": "/api/flow_runs/1/resume", "raw_path": b"/api/flow_runs/1/resume", "query_string": b"",
+             "headers": [(b"content-type", b"application/json")], "http_version": "1.1", "scheme": "http",
+             "server": ("127.0.0.1", 80), "client": ("127.0.0.1", 1), "root_path": ""}  # fmt: skip
+    sent = _call(RetryWhenLocked(app, first_pause_s=0.001), scope, b'{"run_input": {"reviewer": "Ada"}}')
+    assert len(calls) == 3
+    assert sent[0]["status"] == 200 and b'"reviewer":"Ada"' in sent[1]["body"]
 
 
 def test_other_answers_and_websockets_pass_through_once() -> None:
