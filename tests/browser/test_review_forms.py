@@ -3,7 +3,8 @@
 A real Prefect server runs the small review flow (``tests.browser.review_flow``) in a subprocess; the test
 opens the paused run in the UI's V2 interface (the default V1 one is driven by the deployment test), checks each
 item's evidence is drawn (non-zero boxes), picks options in the selects, types its name and
-presses Resume, then checks the flow went on and stored exactly what was clicked. Screenshots of every
+presses Resume, then checks the flow went on and stored exactly what was clicked. Evaluations run on the same
+server meanwhile, so every Submit competes with their writes. Screenshots of every
 form are kept under ``.assay/test-screenshots/test_review_forms_in_the_prefect_ui/``.
 """
 
@@ -27,6 +28,7 @@ from tests.support.browser import (
     skip_without_chromium,
 )
 from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.processes import stop_group
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[2]
@@ -55,7 +57,8 @@ class PausedRun:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.id:
-                runs = _api(self.api_url, "/flow_runs/filter", {"limit": 1})
+                mine = {"flows": {"name": {"any_": ["review-forms"]}}, "limit": 1}  # not the evaluations beside it
+                runs = _api(self.api_url, "/flow_runs/filter", mine)
                 self.id = runs[0]["id"] if runs else ""
             if self.id:
                 state = self.state()
@@ -67,21 +70,39 @@ class PausedRun:
         raise AssertionError(f"no new pause within {timeout} s:\n{self.log.read_text()[-3000:]}")
 
 
+# Evaluations run one after another on the same server while the person answers the forms: their task runs,
+# logs and artifacts are the writes a Submit competes with on the server's SQLite database.
+EVALUATIONS = """
+import itertools, sys
+from assay.corpora import sample_data_path
+from flows.evaluate import evaluate_flow
+suite = str(sample_data_path() / "suite.json")
+for n in itertools.count():
+    evaluate_flow(out=f"{sys.argv[1]}/{n}", suite=suite, evaluators=["text_matching"], name=f"load-{n}")
+"""
+
+
 @pytest.fixture(scope="module")
 def review_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, PausedRun, Path]]:
     skip_without_chromium()
     home = tmp_path_factory.mktemp("prefect")
     out = tmp_path_factory.mktemp("review")
     with running_prefect_server(home) as api_url:
+        env = {**server_environment(home, api_url), "ASSAY_HOME": str(out / "assay-home")}
         log = out / "flow.log"
-        with open(log, "wb") as sink:
+        with open(log, "wb") as sink, open(out / "evaluations.log", "wb") as evaluations_log:
             process = subprocess.Popen(
                 [sys.executable, "-m", "tests.browser.review_flow", str(out)],
-                cwd=REPO, env=server_environment(home, api_url), stdout=sink, stderr=subprocess.STDOUT,
+                cwd=REPO, env=env, stdout=sink, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+            load = subprocess.Popen(
+                [sys.executable, "-c", EVALUATIONS, str(out / "evaluations")],
+                cwd=REPO, env=env, stdout=evaluations_log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
             try:
                 yield api_url, PausedRun(api_url, process, log), out
             finally:
+                stop_group(load)
                 if process.poll() is None:
                     process.kill()
                 process.wait()
@@ -176,6 +197,10 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
 
         run.process.wait(timeout=60)
         assert run.process.returncode == 0, run.log.read_text()[-3000:]
+        evaluations = _api(api_url, "/flow_runs/filter", {"flows": {"name": {"any_": ["evaluate"]}}})
+        problems = (out / "evaluations.log").read_text(errors="replace")
+        assert evaluations and "Traceback" not in problems, f"no evaluation ran beside the review:\n{problems[-2000:]}"
+        assert {run["state"]["type"] for run in evaluations} <= {"RUNNING", "COMPLETED", "PENDING"}
         assert run.state()["type"] == "COMPLETED"
         assert browser.dialogs == [], "text from the corpus or the answers ran as script"
 
