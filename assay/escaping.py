@@ -64,13 +64,15 @@ def for_markdown_cell(text: object) -> str:
 
 # What can turn one line of text into Markdown mid-line (emphasis, code, links and images, HTML and autolinks,
 # strikethrough); an underscore inside a word ("answer_similarity") is no emphasis in CommonMark.
-_MARKDOWN_INLINE = re.compile(r"[\\`*\[\]<~]|(?<![^\W_])_|_(?![^\W_])")
+# V1 also turns e-mail addresses, "scheme://" and "www." into links (GFM autolinks): an escaped "@", ":" before
+# "//" or "." after "www" stops that.
+_MARKDOWN_INLINE = re.compile(r"[\\`*\[\]<~@]|(?<![^\W_])_|_(?![^\W_])|:(?=//)|(?<=\bwww)\.", re.IGNORECASE)
 
 
 def for_field_description(text: object) -> str:
     """For a Prefect form field's description, which the default UI (V1) draws as Markdown and V2 as plain
-    text: one line, control characters visible, inline Markdown backslash-escaped (no link, image, emphasis
-    or HTML in V1; V2 shows the backslash before such a rare character). Start it with a plain label
-    ("Question: ...") so no block marker can lead it."""
+    text: one line, control characters visible, inline Markdown and autolinks backslash-escaped (no link,
+    e-mail link, image, emphasis or HTML in V1; V2 shows the backslash before such a character). Start it with
+    a plain label ("Question: ...") so no block marker can lead it."""
     single = " ".join(visible_controls(str(text)).split())
     return _MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(), single)

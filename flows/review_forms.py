@@ -9,7 +9,8 @@ needs may live only there: the item's evidence (question, expected answer, the a
 against threshold; keywords and a chunk; cluster size and examples) is in its field's title and description,
 and the counts of what the proposals decide for the items not shown, and any refusal, are in the first field's
 description. V1 renders a field description as Markdown and V2 as plain text, so descriptions are Markdown-
-escaped with backslashes (a rare bracket shows its backslash in V2; no link or image can reach V1) and their
+escaped with backslashes (a rare bracket, an e-mail's @ or a URL's :// shows its backslash in V2; no link,
+autolink or image can reach V1) and their
 parts are separate paragraphs (one line in V2). Field names are ``item_1``, ``item_2``...; the form keeps which
 id each stands for, so ids never travel through the browser.
 """
@@ -194,6 +195,8 @@ class StepReview:
             f"{self.heading} Form {number}: {self.rest_word} {start}-{start + len(shown) - 1} of {len(self.items)}, "
             "the most informative first.",
             self.rest(number),
+            "Every item below starts at its proposal (so the UI marks it Optional): leave it to agree, change it "
+            "where you disagree.",
             f"'{ACCEPT}' takes every proposal below as it stands (recorded as accepted, not as reviewed).",
         ]
         return "\n\n".join(parts)
@@ -349,10 +352,15 @@ def _distance(item: ReviewItem) -> tuple[float, str]:
 
 
 def _against(item: ReviewItem) -> str:
+    """'0.664 < 0.750'; digits are added until score and threshold read apart ('0.74996 < 0.75000', never
+    '0.750 < 0.750')."""
     if item.threshold is None:
         return f"score {item.score:.3f}"
     above = item.score >= item.threshold
-    return f"{item.score:.3f} {'>=' if above else '<'} {item.threshold:.3f}"
+    digits = 3
+    while digits < 9 and item.score != item.threshold and f"{item.score:.{digits}f}" == f"{item.threshold:.{digits}f}":
+        digits += 1
+    return f"{item.score:.{digits}f} {'>=' if above else '<'} {item.threshold:.{digits}f}"
 
 
 def _paragraphs(*parts: tuple[str, object, int]) -> str:

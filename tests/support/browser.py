@@ -181,7 +181,7 @@ V1_LABEL = "contains(concat(' ', @class, ' '), ' schema-form-property__label ')"
 def _xpath_text(text: str) -> str:
     if "'" not in text:
         return f"'{text}'"
-    return "concat(" + ", \"'\", ".join(f"'{part}'" for part in text.split("'")) + ")"
+    return "concat(" + ', "\'", '.join(f"'{part}'" for part in text.split("'")) + ")"
 
 
 def v1_field(scope: object, title: str, *, exact: bool = False) -> object:
@@ -224,6 +224,27 @@ def v1_choose_option(session: Browser, scope: object, title: str, option: str) -
         if session.page.locator(".p-pop-over-content").count():
             session.page.keyboard.press("Escape")
     assert v1_select_value(scope, title) == option
+
+
+def v1_options(session: Browser, scope: object, title: str) -> list[str]:
+    """The choices a V1 select offers, read by opening its list (and closing it again)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    chevron = v1_field(scope, title).locator(".p-select-button__icon")
+    options = session.page.locator(".p-pop-over-content").get_by_role("option")
+    for attempt in range(1, OPTION_ATTEMPTS + 1):
+        try:
+            chevron.scroll_into_view_if_needed(timeout=15_000)
+            chevron.click(timeout=15_000)
+            options.first.wait_for(timeout=5_000)
+            break
+        except PlaywrightTimeout:
+            if attempt == OPTION_ATTEMPTS:
+                raise
+    texts = [" ".join(text.split()) for text in options.all_inner_texts()]
+    session.page.keyboard.press("Escape")
+    session.page.locator(".p-pop-over-content").wait_for(state="detached", timeout=5_000)
+    return texts
 
 
 def v1_open_resume_dialog(session: Browser, ui: str, flow_run_id: str) -> object:
