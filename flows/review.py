@@ -88,11 +88,6 @@ def review_clusters(clusters: FailureClusters, ctx: ReviewContext) -> Decision:
     return _review(cluster_review(clusters, ctx.page_size), ctx, policy, note)
 
 
-def proposed_decision(review: StepReview) -> dict[str, Any]:
-    """What the step proposes, before anybody answers (shown in the Artifacts tab while the run waits)."""
-    return decision_of(review.step, {item.item_id: item.proposal for item in review.items}, _proposals(review))
-
-
 def _review(review: StepReview, ctx: ReviewContext, policy: DomainModel, note: str) -> Decision:
     """The stored decision, else the file's or policy's (not interactive, or nothing to ask), else the
     person's: one form, and another each time they ask for more, recorded as one decision at the end."""
