@@ -109,6 +109,18 @@ async def _answer_all(
     return done
 
 
+SHARD_CASES = 32
+SMALLEST_SHARD = 8
+
+
+def shard_size_for(cases: int) -> int:
+    """Cases per answer shard (a checkpoint, and a progress report): at most ``SHARD_CASES``, and small enough
+    that a suite's answers come in about 20 shards (so a progress bar fed per shard moves every ~5%), but never
+    under ``SMALLEST_SHARD``: a shard is also what runs concurrently (the default policy keeps 4 calls in
+    flight) and what is written as one checkpoint."""
+    return min(SHARD_CASES, max(SMALLEST_SHARD, -(-cases // 20)))
+
+
 def build_test_lab(
     suite: TestSuite,
     hosts: Sequence[ModelHost],
@@ -118,7 +130,7 @@ def build_test_lab(
     signer: Signer | None = None,
     embedder: Callable[[], Embedder] | None = None,
     policy: CallPolicy | None = None,
-    shard_size: int = 32,
+    shard_size: int = SHARD_CASES,
     on_shard: Callable[[str, int], None] | None = None,
 ) -> TestLab:
     """Resolve every case of ``suite`` against every host; rows in (host, suite) order, none dropped.

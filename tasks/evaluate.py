@@ -9,7 +9,7 @@ from prefect import task
 
 from artifacts.publish import publish_evaluation
 from assay.config import load_settings
-from assay.labs import build_test_lab
+from assay.labs import build_test_lab, shard_size_for
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.storage.factory import open_artifact_store, open_object_store, open_signer
@@ -42,7 +42,14 @@ def build_lab(suite: TestSuite, hosts: list[ModelHost], run_id: str) -> TestLab:
             progress(answered / asked)
 
         return build_test_lab(
-            suite, hosts, run_id=run_id, store=store, signer=signer, embedder=configured_embedder, on_shard=on_shard
+            suite,
+            hosts,
+            run_id=run_id,
+            store=store,
+            signer=signer,
+            embedder=configured_embedder,
+            shard_size=shard_size_for(suite.case_count),  # about 20 shards: the bar moves every ~5% of answers
+            on_shard=on_shard,
         )
 
 

@@ -139,3 +139,13 @@ def test_shard_of_another_run_is_rejected(tmp_path: Path) -> None:
     checkpoint = load_checkpoint(store, "other", "counting", signer)
 
     assert checkpoint.rows == {} and "written for run 'r'" in next(iter(checkpoint.rejected.values()))
+
+
+def test_answer_shards_are_small_enough_for_the_progress_bar_and_never_tiny() -> None:
+    from assay.labs import SHARD_CASES, SMALLEST_SHARD, shard_size_for
+
+    for cases in range(1, 3000):
+        size = shard_size_for(cases)
+        assert SMALLEST_SHARD <= size <= SHARD_CASES
+        if cases >= 5 * SMALLEST_SHARD:  # the answers are half of the evaluation's bar: each shard moves it <= 10%
+            assert 0.5 * size / cases <= 0.1, cases
