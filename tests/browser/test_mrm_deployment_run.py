@@ -280,57 +280,70 @@ def _submit_run(browser: Browser, served: Served) -> str:
     return opened
 
 
-# Scrolls the modal so that each wanted paragraph of a field's description (a text run starting with one of
-# ``patterns``, regular expressions) is in view, then measures it: its box, where it sits in the modal's
-# scrolling pane and whether it is what the browser hit-tests at its first characters (nothing covers it).
-_MEASURE_PARAGRAPHS = """(description, patterns) => {
-  let pane = description.parentElement;
+# Measures, in one call in the page, every wanted field of the open modal: for each field (by its title as shown,
+# " (Optional)" removed) its title is scrolled into view and its box taken, then each wanted paragraph of its
+# description (a text run matching one of the field's regular expressions) is scrolled into view and measured:
+# its box, whether it lies inside the modal's scrolling pane, and whether it is what the browser hit-tests at its
+# first characters (nothing covers it). One call per form, so every item is measured even on a loaded machine.
+_MEASURE_FIELDS = """(dialog, wanted) => {
+  const body = dialog.querySelector('.p-modal__body') || dialog;
+  let pane = body;
   while (pane && !(/(auto|scroll)/.test(getComputedStyle(pane).overflowY) && pane.scrollHeight > pane.clientHeight))
     pane = pane.parentElement;
-  const walker = document.createTreeWalker(description, NodeFilter.SHOW_TEXT);
-  const found = {};
-  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-    const text = node.textContent.trim();
-    const pattern = patterns.find(p => !(p in found) && new RegExp(p).test(text));
-    if (!pattern) continue;
-    const range = document.createRange();
-    range.selectNodeContents(node);
-    const frame = (pane || document.documentElement).getBoundingClientRect();
-    if (pane) pane.scrollTop += range.getBoundingClientRect().top - frame.top - 16;
-    const rect = range.getBoundingClientRect();
-    const x = rect.left + Math.min(4, rect.width / 2), y = rect.top + Math.min(4, rect.height / 2);
-    const hit = document.elementFromPoint(x, y);
-    found[pattern] = {
-      text: text.slice(0, 120), width: rect.width, height: rect.height,
-      inside: rect.top >= frame.top - 1 && rect.bottom <= frame.bottom + 1 && rect.left >= frame.left - 1
-        && rect.right <= frame.right + 1,
-      uncovered: hit !== null && description.contains(hit),
-    };
+  pane = pane || body;
+  const within = (rect) => {
+    const frame = pane.getBoundingClientRect();
+    return rect.top >= frame.top - 1 && rect.bottom <= frame.bottom + 1 && rect.left >= frame.left - 1
+      && rect.right <= frame.right + 1;
+  };
+  const measured = {};
+  for (const field of dialog.querySelectorAll('.schema-form-property')) {
+    const label = field.querySelector('.schema-form-property__label');
+    if (!label) continue;
+    const title = label.innerText.replace(/\\s+/g, ' ').trim().replace(/ \\(Optional\\)$/, '');
+    const patterns = wanted[title];
+    if (!patterns || title in measured) continue;
+    label.scrollIntoView({block: 'center'});
+    const box = label.getBoundingClientRect();
+    const found = {};
+    const description = field.querySelector('.schema-form-property__description');
+    const walker = description ? document.createTreeWalker(description, NodeFilter.SHOW_TEXT) : null;
+    for (let node = walker && walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent.trim();
+      const pattern = patterns.find(p => !(p in found) && new RegExp(p).test(text));
+      if (!pattern) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      node.parentElement.scrollIntoView({block: 'center'});
+      const rect = range.getBoundingClientRect();
+      const x = rect.left + Math.min(4, rect.width / 2), y = rect.top + Math.min(4, rect.height / 2);
+      const hit = document.elementFromPoint(x, y);
+      found[pattern] = {text: text.slice(0, 120), width: rect.width, height: rect.height, inside: within(rect),
+                        uncovered: hit !== null && description.contains(hit)};
+    }
+    measured[title] = {title: {width: box.width, height: box.height, inside: within(box)}, paragraphs: found};
   }
-  return found;
+  return measured;
 }"""
 
 
-def _assert_visible(dialog: Any, title: str, patterns: tuple[str, ...]) -> dict[str, str]:
-    """The field's title and the description paragraphs matching ``patterns`` are drawn (non-zero boxes) in the
-    modal once scrolled into view; the paragraphs' texts by pattern."""
-    item = v1_field(dialog, title)
-    label = item.locator(".schema-form-property__label")
-    label.scroll_into_view_if_needed()
-    box, pane = label.bounding_box(), dialog.locator(".p-modal__body").bounding_box()
-    assert box and box["width"] > 0 and box["height"] > 0, f"the title {title!r} is not drawn: {box}"
-    assert pane["y"] - 1 <= box["y"] and box["y"] + box["height"] <= pane["y"] + pane["height"] + 1, (
-        f"the title {title!r} is outside the modal's pane: {box}, pane {pane}"
-    )
-    description = item.locator(".schema-form-property__description")
-    drawn = description.bounding_box()
-    assert drawn and drawn["width"] > 0 and drawn["height"] > 0, f"{title!r}: its description is not drawn: {drawn}"
-    measured = description.evaluate(_MEASURE_PARAGRAPHS, list(patterns))
-    for pattern in patterns:
-        seen = measured.get(pattern)
-        assert seen, f"{title!r}: no paragraph matching {pattern!r} in {description.inner_text()!r}"
-        assert seen["width"] > 0 and seen["height"] > 0 and seen["inside"] and seen["uncovered"], (title, seen)
-    return {pattern: measured[pattern]["text"] for pattern in patterns}
+def _assert_visible(dialog: Any, wanted: dict[str, tuple[str, ...]]) -> dict[str, dict[str, str]]:
+    """Every field of ``wanted`` (title -> paragraph patterns) has its title and those description paragraphs
+    drawn (non-zero boxes) inside the modal once scrolled to, not covered; the paragraphs' texts by title."""
+    measured = dialog.evaluate(_MEASURE_FIELDS, {title: list(patterns) for title, patterns in wanted.items()})
+    texts = {}
+    for title, patterns in wanted.items():
+        seen = measured.get(title)
+        assert seen, f"no field titled {title!r} in the form (found {sorted(measured)[:5]}...)"
+        box = seen["title"]
+        assert box["width"] > 0 and box["height"] > 0 and box["inside"], f"the title {title!r} is not drawn: {box}"
+        for pattern in patterns:
+            paragraph = seen["paragraphs"].get(pattern)
+            assert paragraph, f"{title!r}: no paragraph matching {pattern!r}"
+            drawn = paragraph["width"] > 0 and paragraph["height"] > 0
+            assert drawn and paragraph["inside"] and paragraph["uncovered"], (title, pattern, paragraph)
+        texts[title] = {pattern: seen["paragraphs"][pattern]["text"] for pattern in patterns}
+    return texts
 
 
 @dataclass
@@ -356,9 +369,10 @@ def _next_form(browser: Browser, served: Served, run: FlowRun) -> Form:
     assert review, f"pause {number}: no known review in the form's titles {titles}"
     assert all(ITEM_TITLE[review].match(title) for title in items), (review, items)
     _shot(browser, f"{number}-{review}-opened")
-    first = _assert_visible(dialog, BULK_TITLE, (r" Form \d+: ", r"not shown|Every one of the"))
-    for title in items:  # every item the form shows: its title and evidence drawn, nothing covering them
-        _assert_visible(dialog, title, EVIDENCE[review])
+    counts = (r" Form \d+: ", r"not shown|Every one of the")
+    # every item the form shows: its title and evidence drawn, nothing covering them
+    texts = _assert_visible(dialog, {BULK_TITLE: counts, **dict.fromkeys(items, EVIDENCE[review])})
+    first = texts[BULK_TITLE]
     _shot(browser, f"{number}-{review}-last-item-evidence")
     offered = v1_options(browser, dialog, BULK_TITLE)
     run.note(f"form {number} ({review}, {len(items)} items) opened and its evidence measured")
