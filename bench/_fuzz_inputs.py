@@ -38,6 +38,50 @@ def import_one(item: tuple[str, str, bytes]) -> str:
     return "ok"
 
 
+_SUITE = '{"schema_version": 1, "name": "s", "tests": [{"key": "t", "test_cases": [{"key": "a", "prompt": "%s"}]}]'
+_LAB_ROWS = '[{"test_case": {"key": "a", "prompt": "q"}, "model_key": "m", "actual_output": "%s"}]'
+_LAB = '{"schema_version": 1, "name": "l", "models": [{"key": "m", "type": "t"}], "rows": %s%s}'
+_TESTLAB = '{"name": "l", "models": [], "dataset": {"inputs": []}, "dataset": {"inputs": []}}'
+REPEATED = "is repeated"
+LONE = "lone surrogate"
+CELLS = "but the header has"
+HOSTILE_FILES: list[tuple[str, str, str, str]] = [
+    # (format, suffix, text, what the refusal must say): each would import with data silently lost or broken
+    ("assay", ".json", _SUITE % "q" + ', "tests": []}', REPEATED),
+    ("auto", ".json", _LAB % (_LAB_ROWS % "a", ', "rows": []'), REPEATED),
+    ("eval-studio-testlab", ".json", _TESTLAB, REPEATED),
+    ("assay", ".json", _LAB % (_LAB_ROWS.replace('"actual_output"', '"cost": 1, "cost": 2, "actual_output"') % "a", ""),
+     REPEATED),
+    ("mlflow", ".jsonl", '{"request": "q1", "response": "a1"}\n{"request": "q2", "response": "a2", "response": null}',
+     REPEATED),
+    ("ragas", ".jsonl", '{"user_input": "q", "response": "a", "respons\\u0065": null}', REPEATED),
+    ("assay", ".json", _SUITE % "q \\ud800" + "}", LONE),
+    ("auto", ".json", _LAB % (_LAB_ROWS % "\\udfff", ""), LONE),
+    ("mlflow", ".jsonl", '{"request": "q", "response": "\\ude00\\ud83d"}', LONE),
+    ("ragas", ".json", '[{"user_input": "q", "\\udc00": "x"}]', LONE),
+    ("ragas", ".csv", 'user_input,retrieved_contexts\nq,"[""\\ud800""]"\n', LONE),
+    ("ragas", ".csv", "user_input,response,reference\nq1,a1,r1\nq2,a2 cut sh", CELLS),
+    ("auto", ".csv", "user_input,response\nq1\n", CELLS),
+    ("ragas", ".csv", "user_input,response\nq1,a1, unquoted comma\n", CELLS),
+]
+
+
+def refuse_one(item: tuple[str, str, str, str]) -> str:
+    """A hostile file must be refused, naming the file and the problem; importing it is a failure."""
+    from assay.formats import FormatError, import_file
+
+    format, suffix, text, expected = item
+    path = _WORKDIR / f"hostile{suffix}"
+    path.write_text(text, encoding="utf-8")
+    try:
+        import_file(path, format)
+    except FormatError as error:
+        if str(path) in str(error) and expected in str(error):
+            return "refused"
+        return f"crash: refused without naming the file and {expected!r}: {error}"
+    return "crash: imported although data would be lost"
+
+
 def condition_one(item: tuple[str, str]) -> str:
     return _score("text_matching", {"output_condition": item[0], "actual_output": item[1] or "x"})
 
@@ -84,6 +128,7 @@ def _file_inputs(count: int) -> list[tuple[str, str, bytes]]:
 def suites(count: int) -> Iterator[tuple[str, Callable[[Any], str], list[Any]]]:
     """(name, entry point, inputs) for each fuzzed entry point."""
     yield "importers", import_one, _file_inputs(count)
+    yield "hostile files", refuse_one, HOSTILE_FILES
     answers = _draw(fuzz.answers, count)
     yield "conditions", condition_one, list(zip(_draw(conditions, count) + HOSTILE_CONDITIONS,
                                                 answers + ["a" * 31 + "!"] * len(HOSTILE_CONDITIONS), strict=True))

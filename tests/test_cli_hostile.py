@@ -3,6 +3,7 @@
 from files and models is printed literally, never as markup or terminal control sequences."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -221,3 +222,165 @@ def test_prefect_console_logs_keep_their_line_but_lose_the_traceback() -> None:
     assert "Encountered exception during execution" in terminal.getvalue()
     assert "Traceback" not in terminal.getvalue()
     assert "Traceback" in server.getvalue()  # other handlers (Prefect's API) still get the whole record
+
+
+# Issue 25, items 3, 4 and 10: a repeated key, a lone surrogate or a CSV row cut short is refused in one line
+# naming the file, the line and the key before any flow starts; so is an evaluation of nothing.
+
+_CASE = {"key": "t", "test_cases": [{"key": "a", "prompt": "q?"}]}
+_ROW = {"test_case": {"key": "a", "prompt": "q?"}, "model_key": "m", "actual_output": "yes"}
+_LAB_HEAD = '{"schema_version": 1, "name": "l", "models": [{"key": "m", "type": "t"}],\n'
+_GUARDRAIL = '{"calibrated_thresholds": {"groundedness": {"groundedness": 0.7}},\n'
+ISSUE_25 = [
+    (
+        "suite: a repeated tests key",
+        {"s.json": f'{{"schema_version": 1, "name": "s",\n "tests": [{json.dumps(_CASE)}],\n "tests": []}}'},
+        ["evaluate", "--suite", "{tmp}/s.json"],
+        "s.json: line 3 column 2: the key 'tests' is repeated (first on line 2)",
+    ),
+    (
+        "lab: a repeated rows key",
+        {"l.json": _LAB_HEAD + f' "rows": [{json.dumps(_ROW)}],\n "rows": []}}'},
+        ["evaluate", "--lab", "{tmp}/l.json"],
+        "l.json: line 3 column 2: the key 'rows' is repeated (first on line 2)",
+    ),
+    (
+        "answers JSONL: a repeated key in one line",
+        {"a.jsonl": '{"request": "q1", "response": "a1"}\n{"request": "q2", "response": "a2", "response": null}\n'},
+        ["evaluate", "--lab", "{tmp}/a.jsonl"],
+        "a.jsonl: line 2 column 37: the key 'response' is repeated (first on line 2)",
+    ),
+    (
+        "host file: a repeated key",
+        {"h.json": '{"key": "k",\n "type": "nosuch",\n "type": "sample-rag"}'},
+        ["evaluate", "--suite", "{good}", "--host", "{tmp}/h.json"],
+        "h.json: line 3 column 2: the key 'type' is repeated (first on line 2)",
+    ),
+    (
+        "host TOML: a repeated key (tomllib refuses it)",
+        {"h.toml": 'key = "k"\ntype = "sample-rag"\ntype = "sample-rag-keyword"\nurl = "x"\n'},
+        ["evaluate", "--suite", "{good}", "--host", "{tmp}/h.toml"],
+        "h.toml: not valid TOML: Cannot overwrite a value (at line 3",
+    ),
+    (
+        "evaluators config: a repeated key",
+        {"e.json": '{"rouge": {"use_stemmer": true,\n "use_stemmer": false}}'},
+        ["evaluate", "--suite", "{good}", "--evaluators", "rouge", "--evaluators-config", "{tmp}/e.json"],
+        "e.json: line 2 column 2: rouge: the key 'use_stemmer' is repeated",
+    ),
+    (
+        "approvals: a repeated key",
+        {"a.json": '{"reviewer": "ana", "reviewer": "bob"}'},
+        ["mrm", "run", "--non-interactive", "--approvals", "{tmp}/a.json"],
+        "a.json: line 1 column 21: the key 'reviewer' is repeated",
+    ),
+    (
+        "guardrail config: a repeated key",
+        {"g.json": _GUARDRAIL + ' "evaluator_ids": ["groundedness"],\n "evaluator_ids": []}'},
+        ["guardrail", "check", "--config", "{tmp}/g.json", "--question", "q", "--answer", "a"],
+        "g.json: line 3 column 2: the key 'evaluator_ids' is repeated (first on line 2)",
+    ),
+    (
+        "suite import: a repeated key",
+        {"m.json": '[{"request": "q", "expected_response": "a", "expected_response": ""}]'},
+        ["suite", "import", "{tmp}/m.json", "--format", "mlflow"],
+        "m.json: line 1 column 45: [0]: the key 'expected_response' is repeated",
+    ),
+    (
+        "suite: a lone surrogate",
+        {"s.json": '{"name": "s", "tests": [{"key": "t", "test_cases": [{"key": "a",\n "prompt": "q \\ud800"}]}]}'},
+        ["evaluate", "--suite", "{tmp}/s.json"],
+        "s.json: line 2 column 15: tests[0].test_cases[0].prompt: a string holds a lone surrogate (\\ud800)",
+    ),
+    (
+        "--param: a lone surrogate",
+        {},
+        [
+            "evaluate",
+            "--suite",
+            "{good}",
+            "--evaluators",
+            "guideline_adherence",
+            "--param",
+            'guideline_adherence.global_guidelines=["be brief \\ud800"]',
+        ],
+        "guideline_adherence.global_guidelines: a string holds a lone surrogate (\\ud800)",
+    ),
+    (
+        "answers JSONL: a lone surrogate",
+        {"a.jsonl": '{"user_input": "q1", "response": "a1"}\n{"user_input": "q2", "response": "\\udfff"}\n'},
+        ["evaluate", "--lab", "{tmp}/a.jsonl"],
+        "a.jsonl: line 2 column 35: response: a string holds a lone surrogate (\\udfff)",
+    ),
+    (
+        "lab CSV: a row cut short",
+        {"l.csv": "user_input,response,reference\nq1,a1,r1\nq2,a2 cut sh"},
+        ["evaluate", "--lab", "{tmp}/l.csv"],
+        "l.csv: line 3: 2 cell(s) but the header has 3 columns",
+    ),
+    (
+        "lab CSV: a row too long",
+        {"l.csv": "user_input,response\nq1,a1, and more\n"},
+        ["evaluate", "--lab", "{tmp}/l.csv"],
+        "l.csv: line 2: 3 cells but the header has 2 columns",
+    ),
+    (
+        "suite: no test cases",
+        {"s.json": '{"schema_version": 1, "name": "s", "tests": [{"key": "t", "test_cases": []}]}'},
+        ["evaluate", "--suite", "{tmp}/s.json"],
+        "s.json: no test cases in the file",
+    ),
+    (
+        "lab: no rows",
+        {"l.json": _LAB_HEAD + ' "rows": []}'},
+        ["evaluate", "--lab", "{tmp}/l.json"],
+        "l.json: no test cases in the file",
+    ),
+    (
+        "lab CSV: a header and no rows",
+        {"l.csv": "user_input,response\n"},
+        ["evaluate", "--lab", "{tmp}/l.csv"],
+        "l.csv: no test cases in the file",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("files", "arguments", "message"), [case[1:] for case in ISSUE_25], ids=[case[0] for case in ISSUE_25]
+)
+def test_repeated_keys_surrogates_short_rows_and_empty_inputs_are_refused(
+    tmp_path: Path, files: dict[str, str], arguments: list[str], message: str
+) -> None:
+    for name, content in files.items():
+        write(tmp_path / name, content)
+    argv = [part.format(tmp=tmp_path, good=good_suite(tmp_path)) for part in arguments]
+    argv += ["--out", str(tmp_path / ("out.json" if argv[0] == "suite" else "out"))] if argv[0] != "guardrail" else []
+
+    result = runner.invoke(app, argv, terminal_width=400)
+
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert result.stderr.startswith("error:") and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert message in result.stderr
+
+
+def test_the_installed_command_refuses_a_repeated_key_in_answers(tmp_path: Path) -> None:
+    answers = write(tmp_path / "answers.jsonl", '{"request": "q", "response": "a", "response": null}\n')
+    command = [str(Path(sys.executable).with_name("assay")), "suite", "import", str(answers)]
+    done = subprocess.run(
+        [*command, "--out", str(tmp_path / "o.json")],
+        capture_output=True, text=True, timeout=120, check=False, env={**os.environ, "COLUMNS": "300"},
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "answers.jsonl: line 1 column 35: the key 'response' is repeated" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o.json").exists()
+
+
+def test_a_repeated_key_in_assay_toml_names_the_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """tomllib refuses a repeated key itself; the error must still say which file it is about."""
+    from assay.config import load_settings
+
+    config = write(tmp_path / "assay.toml", 'home = "a"\nhome = "b"\n')
+    monkeypatch.setenv("ASSAY_CONFIG", str(config))
+    with pytest.raises(ValueError, match=r"assay\.toml: not valid TOML: Cannot overwrite a value \(at line 2"):
+        load_settings()

@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from assay.jsonio import JSONInputError, strict_loads
+
 EvaluatorParameters = dict[str, dict[str, Any]]
 
 _SECRET_WORDS = {"key", "apikey", "token", "secret", "password", "passwd", "pwd", "credential", "credentials"}
@@ -78,7 +80,9 @@ def coerce(evaluator_id: str, name: str, value: Any, where: str, *, from_text: b
     candidate = value
     if from_text and not _accepts_plain_text(annotation):
         try:
-            candidate = json.loads(value)
+            candidate = strict_loads(value)
+        except JSONInputError as error:
+            raise ValueError(f"{where}: {error.message}") from None
         except json.JSONDecodeError:
             candidate = value
     try:

@@ -4,9 +4,11 @@ Every problem with an input file is reported as ``<file>: <where>: <what was exp
 open the file and fix it without reading a traceback. ``<where>`` is a JSON path (``tests[0].test_cases[2]
 .prompt``) or, for line-based files, ``line N`` with the field or column.
 
-Reading is bounded so that no input can hang or crash an import: only regular files are opened (a FIFO would
-block forever), files over `MAX_INPUT_BYTES` are refused before being read, and JSON nested deeper than
-`MAX_JSON_DEPTH` is refused instead of overflowing the stack of whatever walks it later.
+JSON is read strictly (`parse_json`): a repeated key, which would silently drop the first value, and a lone
+surrogate, which is not a character, are refused with their line. Reading is bounded so that no input can
+hang or crash an import: only regular files are opened (a FIFO would block forever), files over
+`MAX_INPUT_BYTES` are refused before being read, and JSON nested deeper than `MAX_JSON_DEPTH` is refused
+instead of overflowing the stack of whatever walks it later.
 """
 
 import json
@@ -22,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.formats.explain import Loc, explain, preview
 from assay.formats.json_depth import deeper_than, offset_beyond
-from assay.jsonio import pretty_json
+from assay.jsonio import JSONInputError, pretty_json, strict_loads
 
 Locator = Callable[[Loc], str]
 """Turns a pydantic error location inside one record into a location in the file."""
@@ -176,10 +178,13 @@ def _too_deep(text: str, path: Path, line: int | None) -> FormatError:
 
 
 def parse_json(text: str, path: Path, line: int | None = None) -> Any:
-    """Parse JSON text of at most `MAX_JSON_DEPTH` levels; ``line`` is the line of ``text`` within the file,
-    for JSONL."""
+    """Parse JSON text of at most `MAX_JSON_DEPTH` levels, without repeated keys or lone surrogates
+    (`assay.jsonio.strict_loads`); ``line`` is the line of ``text`` within the file, for JSONL."""
     try:
-        value = json.loads(text)
+        value = strict_loads(text, first_line=line or 1)
+    except JSONInputError as error:
+        message = f"{error.where}: {error.message}" if error.where else error.message
+        raise FormatError(path, f"line {error.line} column {error.column}", message) from None
     except json.JSONDecodeError as error:
         number = error.lineno if line is None else line + error.lineno - 1
         raise FormatError(path, f"line {number} column {error.colno}", f"invalid JSON: {error.msg}") from None

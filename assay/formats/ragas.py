@@ -41,6 +41,7 @@ from assay.formats.errors import (
 )
 from assay.formats.mlflow import FlatRecord, assemble, flatten
 from assay.formats.tables import read_csv
+from assay.jsonio import lone_surrogate, not_a_character
 from assay.models import RetrievedChunk, TestCase, TestLab, TestSuite
 
 LIST_COLUMNS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids")
@@ -92,6 +93,9 @@ def _parse_list_fields(raw: dict[str, Any], path: Path, where: Locator) -> dict[
             except ValueError:
                 expected = "expected a JSON list of strings or a Python list literal"
                 raise FormatError(path, where((column,)), f"{expected} (got {preview(raw[column])})") from None
+            for index, text in enumerate(parsed[column]):
+                if surrogate := lone_surrogate(text):  # "\ud800" in a cell's JSON or Python literal
+                    raise FormatError(path, where((column, index)), not_a_character("the text", surrogate))
     return parsed
 
 
@@ -133,10 +137,7 @@ def _csv_rows(path: Path) -> list[tuple[Locator, dict[str, Any]]]:
     for line, cells in rows:
         if not any(cell.strip() for cell in cells):
             continue
-        if len(cells) > len(header):
-            message = f"{len(cells)} cells but the header has {len(header)} columns"
-            raise FormatError(path, f"line {line}", message)
-        record = {name: cell for name, cell in zip(header, cells, strict=False) if cell != ""}
+        record = {name: cell for name, cell in zip(header, cells, strict=True) if cell != ""}
         records.append((lambda loc, n=line: at_cell(n, loc), record))
     return records
 

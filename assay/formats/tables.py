@@ -1,10 +1,10 @@
-"""Reading CSV files so that a stray quote is an error rather than silently merged rows.
+"""Reading CSV files so that a stray quote or a row cut short is an error rather than silently lost data.
 
 A quote that opens a cell and is never closed makes the ``csv`` module read every following line into that
 one cell, so rows vanish without a word. The reader here is strict (a quote in the middle of a quoted cell
 must be doubled) and refuses the two shapes an unbalanced quote leaves behind: a quoted cell still open at
 the end of the file, and a quoted cell spanning lines one of which has exactly as many commas as a row. Each
-error names the line where the quote opened.
+error names the line where the quote opened. Every row must have as many cells as the header has columns.
 """
 
 import csv
@@ -41,7 +41,28 @@ def read_csv(path: Path) -> tuple[list[str], list[Row]]:
     header = rows[0][1] if rows else []
     for line, cells in rows[1:]:
         _check_no_swallowed_row(path, header, line, cells)
+        _check_cell_count(path, header, line, cells)
     return header, rows[1:]
+
+
+def _check_cell_count(path: Path, header: list[str], line: int, cells: list[str]) -> None:
+    """Refuse a row with fewer or more cells than the header has columns (blank lines aside): a file cut
+    mid-row, or a comma lost or added, would otherwise shift or drop a value without a word."""
+    if len(cells) == len(header) or not any(cell.strip() for cell in cells):
+        return
+    columns = preview(header, 80)
+    if len(cells) < len(header):
+        missing = preview(header[len(cells) :], 60)
+        message = (
+            f"{len(cells)} cell(s) but the header has {len(header)} columns ({columns}); no cell for {missing}: "
+            "the row is cut short or a comma is missing (leave a cell empty with ,,)"
+        )
+    else:
+        message = (
+            f"{len(cells)} cells but the header has {len(header)} columns ({columns}): a comma too many, or a "
+            'cell holding a comma that is not quoted ("a, b")'
+        )
+    raise FormatError(path, f"line {line}", message)
 
 
 def _malformed(text: str, path: Path, row_start: int, line: int, error: csv.Error) -> FormatError:

@@ -8,7 +8,6 @@ out, with their count reported. A judge's verdict is its primary metric against 
 the run; unscored cases are left out and counted, never read as a fail.
 """
 
-import csv
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,11 +45,7 @@ class Alignment:
 
 def load_labels(path: Path) -> tuple[list[HumanLabel], int]:
     """(human labels, how many policy-made labels were left out). Errors name the file and the line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"--labels {path}: cannot read it: {error}") from None
-    labels = _json_labels(text, path) if path.suffix.lower() == ".json" else _csv_labels(text, path)
+    labels = _json_labels(path) if path.suffix.lower() == ".json" else _csv_labels(path)
     human = [label for label in labels if label.reviewer.strip().lower() != POLICY]
     return human, len(labels) - len(human)
 
@@ -66,14 +61,20 @@ def _verdict(value: Any, where: str) -> bool:
     raise ValueError(f"{where}: label {value!r} is not a verdict; use pass/fail, yes/no, true/false or 1/0")
 
 
-def _csv_labels(text: str, path: Path) -> list[HumanLabel]:
-    reader = csv.DictReader(text.splitlines())
-    columns = set(reader.fieldnames or [])
-    if not {"test_case_key", "label"} <= columns:
-        found = sorted(columns)
+def _csv_labels(path: Path) -> list[HumanLabel]:
+    """Read strictly (`assay.formats.tables.read_csv`): a row cut short or a stray quote is an error naming its
+    line, never a label quietly lost or read from the wrong column."""
+    from assay.formats.tables import read_csv
+
+    header, rows = read_csv(path)
+    if not {"test_case_key", "label"} <= set(header):
+        found = sorted(set(header))
         raise ValueError(f"{path}: line 1: the header needs the columns test_case_key and label (found {found})")
     labels = []
-    for line, row in enumerate(reader, start=2):
+    for line, cells in rows:
+        if not any(cell.strip() for cell in cells):
+            continue
+        row = dict(zip(header, cells, strict=True))
         where = f"{path}: line {line}"
         key = (row.get("test_case_key") or "").strip()
         if not key:
@@ -90,11 +91,10 @@ def _csv_labels(text: str, path: Path) -> list[HumanLabel]:
     return labels
 
 
-def _json_labels(text: str, path: Path) -> list[HumanLabel]:
-    try:
-        items = json.loads(text)
-    except ValueError as error:
-        raise ValueError(f"{path}: not valid JSON: {error}") from None
+def _json_labels(path: Path) -> list[HumanLabel]:
+    from assay.formats.errors import load_json
+
+    items = load_json(path)
     if not isinstance(items, list):
         raise ValueError(f"{path}: expected a list of review labels (item_id, human_passes, reviewer)")
     labels = []

@@ -14,13 +14,13 @@ and the field, and what was expected.
 """
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from assay.formats.errors import FormatError, at_cell, load_json, load_records, preview, read_bytes
+from assay.jsonio import strict_loads
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 
 FLAT_MODEL = ModelHost(key="labelled", type="testlab", name="Labelled answers")
@@ -132,8 +132,6 @@ def _csv_records(path: Path) -> list[Record]:
     for line, cells in rows:
         if not any(cell.strip() for cell in cells):
             continue
-        if len(cells) != len(header):
-            raise FormatError(path, f"line {line}", f"{len(cells)} cells, the header has {len(header)} columns")
         record = {name: _csv_cell(name, cell, path, line) for name, cell in zip(header, cells, strict=True)}
         records.append(((lambda loc, at=line: at_cell(at, loc)), record, f"line-{line}"))
     return records
@@ -143,9 +141,9 @@ def _csv_cell(name: str, cell: str, path: Path, line: int) -> Any:
     """A CSV cell as the JSON field it stands for: the context may be a JSON list; empty optional cells are unset."""
     if name == "context" and cell.lstrip().startswith("["):
         try:
-            value = json.loads(cell)
+            value = strict_loads(cell)
         except ValueError:
-            return cell  # a plain string that happens to start with "["
+            return cell  # a plain string that happens to start with "[" (or that no JSON reader should trust)
         if not isinstance(value, list):
             return cell
         return value

@@ -91,7 +91,12 @@ def test_broken_list_cell_names_row_and_column(data_dir: Path) -> None:
             "line 3, column user_input",
             "field required (expected a string)",
         ),
-        ("user_input,reference\nq,a,extra\n", "line 2", "3 cells but the header has 2 columns"),
+        (
+            "user_input,reference\nq,a,extra\n",
+            "line 2",
+            '3 cells but the header has 2 columns (["user_input", "reference"]): a comma too many, or a cell holding '
+            'a comma that is not quoted ("a, b")',
+        ),
         (
             'user_input,retrieved_contexts\nq,"[1, 2]"\n',
             "line 2, column retrieved_contexts",

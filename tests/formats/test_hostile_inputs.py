@@ -245,3 +245,197 @@ def test_infinite_numbers_are_refused_in_eval_studio_labs(tmp_path: Path, data_d
         import_file(path, "eval-studio-testlab")
     assert caught.value.location == f"dataset.inputs[0].{field}"
     assert caught.value.message == "expected a finite number (got Infinity)"
+
+
+# Issue 25, items 3, 4 and 10: a repeated key, a lone surrogate, a CSV row with the wrong number of cells.
+
+
+def _repeat_key(document: dict, key: str, first_value: object) -> str:
+    """``document`` as JSON text (one key a line) with ``key`` written twice: ``first_value``, then its own."""
+    lines = [f"  {json.dumps(name)}: {json.dumps(value)}" for name, value in document.items()]
+    lines.insert(1, f"  {json.dumps(key)}: {json.dumps(first_value)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def test_a_repeated_tests_key_in_a_suite_is_refused_not_read_as_no_tests(tmp_path: Path) -> None:
+    suite = {"schema_version": 1, "name": "s", "tests": [{"key": "t", "test_cases": [{"key": "a", "prompt": "q"}]}]}
+    path = tmp_path / "suite.json"
+    path.write_text(_repeat_key(suite | {"tests": []}, "tests", suite["tests"]))
+    with pytest.raises(FormatError) as caught:
+        import_file(path)
+    assert caught.value.location == "line 5 column 3"
+    assert caught.value.message.startswith("the key 'tests' is repeated (first on line 3)")
+
+
+@pytest.mark.parametrize("format", ["assay", "auto"])
+def test_a_repeated_rows_key_in_a_lab_is_refused(tmp_path: Path, format: str) -> None:
+    lab = _lab_data()
+    path = tmp_path / "lab.json"
+    path.write_text(_repeat_key(lab | {"rows": []}, "rows", lab["rows"]))
+    with pytest.raises(FormatError, match=r"line 6 column 3: the key 'rows' is repeated \(first on line 3\)"):
+        import_file(path, format)
+
+
+def test_a_repeated_dataset_key_in_an_eval_studio_lab_is_refused(tmp_path: Path, data_dir: Path) -> None:
+    lab = json.loads((data_dir / "eval_studio_testlab.json").read_text())
+    path = tmp_path / "lab.json"
+    path.write_text(_repeat_key(lab | {"dataset": {"inputs": []}}, "dataset", lab["dataset"]))
+    with pytest.raises(FormatError, match="the key 'dataset' is repeated"):
+        import_file(path, "eval-studio-testlab")
+
+
+def test_a_repeated_nested_key_names_its_line_and_path(tmp_path: Path) -> None:
+    data = _lab_data()
+    data["rows"][2]["actual_output"] = "__ANSWER__"
+    text = json.dumps(data, indent=2).replace('"__ANSWER__"', '"a",\n      "actual_output": null')
+    path = tmp_path / "lab.json"
+    path.write_text(text)
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "assay")
+    first = next(number for number, line in enumerate(text.splitlines(), 1) if '"actual_output": "a",' in line)
+    assert caught.value.location == f"line {first + 1} column 7"
+    assert caught.value.message.startswith(f"rows[2]: the key 'actual_output' is repeated (first on line {first})")
+
+
+def test_keys_equal_once_decoded_are_repeated_keys(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('[{"user_input": "q", "response": "a", "respons\\u0065": null}]')
+    with pytest.raises(FormatError, match=r"line 1 column 39: \[0\]: the key 'response' is repeated"):
+        import_file(path, "ragas")
+
+
+@pytest.mark.parametrize("format", ["mlflow", "ragas", "auto"])
+def test_a_repeated_key_in_a_jsonl_line_names_that_line(tmp_path: Path, format: str) -> None:
+    question = "request" if format == "mlflow" else "user_input"
+    path = tmp_path / "answers.jsonl"
+    repeated = f'{{"{question}": "q2", "response": "a2", "response": null}}'
+    path.write_text(f'{{"{question}": "q1", "response": "a1"}}\n\n{repeated}\n')
+    with pytest.raises(FormatError) as caught:
+        import_file(path, format)
+    assert caught.value.location == f"line 3 column {repeated.rindex('response')}"
+    assert caught.value.message.startswith("the key 'response' is repeated (first on line 3)")
+
+
+def test_the_same_key_in_different_objects_is_no_repeat(tmp_path: Path) -> None:
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(_lab_data()))
+    assert len(import_file(path, "assay").rows) == 4
+
+
+LONE_SURROGATES = [
+    ('"\\ud800"', "\\ud800"),
+    ('"x \\uDFFF y"', "\\udfff"),
+    ('"\\ude00\\ud83d"', "\\ude00"),  # a pair in the wrong order is two lone surrogates
+    ('"\\\\\\ud800"', "\\ud800"),  # an escaped backslash, then the surrogate
+]
+
+
+@pytest.mark.parametrize(("value", "escape"), LONE_SURROGATES)
+@pytest.mark.parametrize(("format", "suffix"), FORMAT_SUFFIXES)
+def test_a_lone_surrogate_is_refused_with_its_line_and_field(
+    tmp_path: Path, format: str, suffix: str, value: str, escape: str
+) -> None:
+    record = f'{{"user_input": "q", "request": "q",\n "response": {value}}}'
+    path = tmp_path / f"s{suffix}"
+    path.write_text(record.replace("\n", "") if suffix == ".jsonl" else f"[{record}]")
+    with pytest.raises(FormatError) as caught:
+        import_file(path, format)
+    where = "line 1" if suffix == ".jsonl" else "line 2"
+    assert caught.value.location.startswith(f"{where} column ")
+    field = "response" if suffix == ".jsonl" else "[0].response"
+    assert caught.value.message.startswith(f"{field}: a string holds a lone surrogate ({escape}), which is not")
+
+
+def test_a_lone_surrogate_in_an_assay_suite_names_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "suite.json"
+    text = (
+        '{"schema_version": 1, "name": "s", "tests": [{"key": "t", "test_cases": '
+        '[{"key": "a", "prompt": "q"}, {"key": "b", "prompt": "fine \\ud83d\\ude00 then \\ud800"}]}]}'
+    )
+    path.write_text(text)
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "assay")
+    column = text.rindex(r"\ud800") + 1
+    assert caught.value.location == f"line 1 column {column}"
+    assert caught.value.message.startswith("tests[0].test_cases[1].prompt: a string holds a lone surrogate (\\ud800)")
+
+
+def test_a_lone_surrogate_in_a_key_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    path.write_text('[{"user_input": "q", "\\udc00": "x"}]')
+    with pytest.raises(FormatError, match=r"line 1 column 23: \[0\]: a key holds a lone surrogate \(\\udc00\)"):
+        import_file(path, "ragas")
+
+
+def test_surrogate_pairs_and_escaped_backslashes_still_import(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"user_input": "smile \\ud83d\\ude00 and \\\\ud800 as text", "response": "\\uD83D\\uDE00"}\n')
+    lab = import_file(path, "ragas")
+    assert isinstance(lab, TestLab)
+    row = lab.rows[0]
+    assert (row.test_case.prompt, row.actual_output) == ("smile \U0001f600 and \\ud800 as text", "\U0001f600")
+
+
+@pytest.mark.parametrize("cell", ['"[""\\ud800""]"', "\"['ok', '\\udc00']\""])
+def test_a_lone_surrogate_in_a_csv_list_cell_is_refused(tmp_path: Path, cell: str) -> None:
+    path = tmp_path / "lab.csv"
+    path.write_text(f"user_input,retrieved_contexts\nq,{cell}\n")
+    with pytest.raises(FormatError) as caught:
+        import_file(path, "ragas")
+    assert caught.value.location.startswith("line 2, column retrieved_contexts[")
+    assert "holds a lone surrogate" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("user_input,response,reference\nq1,a1,r1\nq2,a2 cut her", 3, "2 cell(s) but the header has 3 columns"),
+        ('user_input,response,reference\nq1,a1,r1\nq2,"a2\nstill a2"\n', 3, "2 cell(s) but the header has 3 columns"),
+        ("user_input,response\nq1\n", 2, 'no cell for ["response"]'),
+        ("user_input,response\nq1,a1\nq2,a, with a comma\n", 3, "3 cells but the header has 2 columns"),
+    ],
+)
+@pytest.mark.parametrize("format", ["ragas", "auto"])
+def test_a_csv_row_with_too_few_or_too_many_cells_is_refused(
+    tmp_path: Path, format: str, text: str, line: int, message: str
+) -> None:
+    path = tmp_path / "lab.csv"
+    path.write_text(text)
+    with pytest.raises(FormatError) as caught:
+        import_file(path, format)
+    assert caught.value.location == f"line {line}"
+    assert message in caught.value.message
+
+
+def test_blank_csv_lines_are_not_short_rows(tmp_path: Path) -> None:
+    path = tmp_path / "lab.csv"
+    path.write_text("user_input,response\nq1,a1\n\n   \nq2,a2\n")
+    lab = import_file(path, "ragas")
+    assert isinstance(lab, TestLab) and [row.actual_output for row in lab.rows] == ["a1", "a2"]
+
+
+def test_a_short_row_in_a_labelled_csv_is_refused(tmp_path: Path) -> None:
+    from assay.validity.labels import load_labelled_set
+
+    path = tmp_path / "labels.csv"
+    path.write_text("question,context,answer,label\nq,c,a,1\nq2,c2,a2\n")
+    with pytest.raises(FormatError, match=r"labels\.csv: line 3: 3 cell\(s\) but the header has 4 columns"):
+        load_labelled_set(path)
+
+
+def test_a_short_row_in_judge_alignment_labels_is_refused(tmp_path: Path) -> None:
+    from assay.judges.alignment import load_labels
+
+    path = tmp_path / "labels.csv"
+    path.write_text("test_case_key,label,reviewer\na,pass,ana\nb,fail\n")
+    with pytest.raises(ValueError, match=r"labels\.csv: line 3: 2 cell\(s\) but the header has 3 columns"):
+        load_labels(path)
+
+
+def test_a_repeated_key_in_judge_alignment_labels_is_refused(tmp_path: Path) -> None:
+    from assay.judges.alignment import load_labels
+
+    path = tmp_path / "labels.json"
+    path.write_text('[{"item_id": "e/m/model/c", "human_passes": true, "human_passes": false, "reviewer": "ana"}]')
+    with pytest.raises(ValueError, match=r"labels\.json: line 1 column 51: \[0\]: the key 'human_passes' is repeated"):
+        load_labels(path)
