@@ -6,10 +6,11 @@ they never show in ``repr``, logs or dumps; ``public_dump`` is what may be writt
 """
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -40,10 +41,74 @@ class StoreSettings(BaseModel):
     signing_key_env: str = ""
 
 
+DEFAULT_BLOCKED_NETWORKS = [
+    "169.254.0.0/16",
+    "fe80::/10",
+    "fd00:ec2::254/128",
+    "100.100.100.200/32",
+    "::ffff:169.254.0.0/112",
+    "::ffff:100.100.100.200/128",
+]
+"""Link-local addresses and the cloud metadata services (AWS, Azure, GCP, Alibaba), IPv4-mapped forms included."""
+
+
+class HostsSettings(BaseModel):
+    """Where hosts and judges may be reached, and how much of a reply is read (``[hosts]`` in assay.toml).
+
+    ``blocked_networks`` (``ASSAY_HOSTS__BLOCKED_NETWORKS`` as a JSON list of CIDRs) are refused in a host or
+    judge URL when the file is loaded, and again for every address a name resolves to when a connection opens;
+    an IPv4 address embedded in an IPv6 one (``::ffff:a.b.c.d``, 6to4, NAT64) is matched as IPv4.
+    ``max_reply_bytes`` bounds one reply (after decompression): a longer one is recorded as
+    ``response_too_large`` on its case."""
+
+    blocked_networks: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_NETWORKS))
+    max_reply_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+
+    @field_validator("blocked_networks")
+    @classmethod
+    def _cidrs(cls, values: list[str]) -> list[str]:
+        import ipaddress
+
+        for value in values:
+            try:
+                ipaddress.ip_network(value, strict=False)
+            except ValueError:
+                raise ValueError(f"{value!r} is not a network (CIDR such as 169.254.0.0/16)") from None
+        return values
+
+
+def default_home() -> Path:
+    """One Assay home per user (``~/.assay``), whatever folder a command runs in: its caches (embeddings, topic
+    models, judge verdicts) and its one kept Prefect server serve every command. ``ASSAY_HOME`` or ``home`` in
+    ``assay.toml`` choose another (the project's ``make demo`` keeps its own in the checkout)."""
+    return Path.home() / ".assay"
+
+
+_TOML_PATHS = (("home",), ("prefect_home",), ("cache_dir",), ("models_dir",), ("store", "path"),
+               ("store", "signing_key_file"))
+
+
+class _TomlFileSource(TomlConfigSettingsSource):
+    """``assay.toml`` with its relative paths read from the file's folder, not from the folder a command runs
+    in: one file names one home, wherever it is used from."""
+
+    def _read_files(self, files: Any, deep_merge: bool = False) -> dict[str, Any]:
+        data = super()._read_files(files, deep_merge=deep_merge)
+        if isinstance(files, str | Path):
+            folder = Path(files).expanduser().absolute().parent
+            for *sections, key in _TOML_PATHS:
+                table = data
+                for section in sections:
+                    table = table.get(section) if isinstance(table, dict) else None
+                if isinstance(table, dict) and isinstance(table.get(key), str):
+                    table[key] = str(folder / Path(table[key]).expanduser())
+        return data
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ASSAY_", env_nested_delimiter="__", extra="forbid")
 
-    home: Path = Path(".assay")
+    home: Path = Field(default_factory=default_home)
     store: StoreSettings = StoreSettings()
     prefect_home: Path | None = None
     cache_dir: Path | None = None
@@ -72,9 +137,17 @@ class Settings(BaseSettings):
     processes (one thread each); 0 with no address: no Dask, one task per evaluator."""
     shard_size: int = Field(default=250, ge=1)
     """``ASSAY_SHARD_SIZE``: test cases per shard when evaluation runs on Dask."""
+    hosts: HostsSettings = HostsSettings()
+    """``[hosts]``: the network policy and reply limit of every host and judge client."""
     judge: JudgeEndpoint = JudgeEndpoint()
     """The LLM judge (``ASSAY_JUDGE__BASE_URL``, ``ASSAY_JUDGE__MODEL``, ``ASSAY_JUDGE__API_KEY_ENV``...);
     nothing in the default path needs one."""
+
+    @field_validator("home")
+    @classmethod
+    def _absolute_home(cls, home: Path) -> Path:
+        """A relative ``ASSAY_HOME`` is fixed against the folder the command starts in, once."""
+        return home.expanduser().absolute()
 
     @classmethod
     def settings_customise_sources(
@@ -86,7 +159,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         toml_file = Path(os.environ.get("ASSAY_CONFIG", "assay.toml"))
-        return (init_settings, env_settings, TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return (init_settings, env_settings, _TomlFileSource(settings_cls, toml_file=toml_file))
 
     @property
     def store_path(self) -> Path:
@@ -129,6 +202,8 @@ def load_settings(**overrides: Any) -> Settings:
 
     try:
         settings = Settings(**overrides)
+    except tomllib.TOMLDecodeError as error:  # a repeated key among others
+        raise ValueError(f"{os.environ.get('ASSAY_CONFIG', 'assay.toml')}: not valid TOML: {error}") from None
     except ValidationError as error:
         source = os.environ.get("ASSAY_CONFIG", "assay.toml")
         problems = "; ".join(

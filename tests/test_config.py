@@ -48,3 +48,36 @@ def test_bad_settings_name_the_source(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.setenv("ASSAY_CONFIG", str(toml))
     with pytest.raises(ValueError, match=r"assay\.toml.*store\.backend"):
         load_settings()
+
+
+def test_the_home_is_one_per_user_whatever_the_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("ASSAY_HOME")
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    homes = set()
+    for folder in ("one", "two"):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        homes.add(load_settings().home)
+    assert homes == {tmp_path / "user" / ".assay"}
+
+
+def test_a_relative_home_is_fixed_once(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ASSAY_HOME", "state")
+    settings = load_settings()
+    assert settings.home == tmp_path / "state" and settings.home.is_absolute()
+
+
+def test_paths_in_assay_toml_are_read_from_its_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "assay.toml").write_text('home = ".assay"\ncache_dir = "caches"\n[store]\npath = "objects"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("ASSAY_HOME")
+    monkeypatch.setenv("ASSAY_CONFIG", str(project / "assay.toml"))
+    settings = load_settings()
+    assert settings.home == project / ".assay"
+    assert settings.cache_path == project / "caches"
+    assert settings.store_path == project / "objects"

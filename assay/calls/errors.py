@@ -28,6 +28,27 @@ class HostError(Exception):
         self.attempts = 1
 
 
+class BlockedAddress(HostError):
+    """A connection refused by the network policy (``hosts.blocked_networks``): nothing was sent."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "blocked_address")
+
+
+class RedirectRefused(HostError):
+    """A redirect to another origin: not followed, so no request (and no credential) goes there."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "redirect_refused")
+
+
+class ResponseTooLarge(HostError):
+    """A reply longer than ``hosts.max_reply_bytes``: reading stopped at the limit, the connection was closed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, "response_too_large")
+
+
 class RetryableHostError(Exception):
     """A failure worth retrying (rate limit, 5xx, timeout, dropped connection) that knows its ``kind``, so the
     record says why when retries did not cure it. ``retry_after`` is the server's advice in seconds, if any."""

@@ -21,3 +21,14 @@ def openai_failure(
     if kind in PERMANENT_KINDS:
         return HostError(message, kind)
     return RetryableHostError(message, kind, retry_after(error.response))
+
+
+def unreadable_reply(body: str, prefix: str = "") -> RetryableHostError:
+    """A 200 reply whose body is not JSON: most often cut short (a proxy's or server's dropped stream), so it
+    is retried within the call policy's budget, as a 5xx is; the last one is recorded when none cured it."""
+    return RetryableHostError(f"{prefix}the reply is not JSON (cut short?): {body[:200]!r}", "malformed_response")
+
+
+def no_choices(prefix: str = "") -> RetryableHostError:
+    """A 200 reply whose ``choices`` list is empty: the server produced no answer this time, retried as a 5xx."""
+    return RetryableHostError(f"{prefix}the reply's 'choices' is empty", "empty_answer")

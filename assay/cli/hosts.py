@@ -5,12 +5,15 @@ import json
 import ssl
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from assay.cli.common import console, errors, user_errors
 from assay.escaping import for_terminal
+
+if TYPE_CHECKING:
+    from assay.models import ModelHost
 
 DEFAULT_PROBE = "What are your opening hours?"
 PROBE_TIMEOUT_S = 60.0
@@ -39,6 +42,8 @@ def diagnose(error: BaseException) -> str:
     lowered = text.lower()
     kinds = {getattr(item, "kind", None) for item in chain}
     statuses = {getattr(item, "status_code", None) for item in chain}
+    if kinds & {"blocked_address", "redirect_refused", "response_too_large"}:
+        return "network policy: refused by the [hosts] settings (blocked_networks, max_reply_bytes); see above"
     if any(isinstance(item, ssl.SSLError) for item in chain) or "certificate" in lowered or "ssl" in lowered:
         return "TLS: the secure connection failed (certificate or protocol); check the URL scheme and certificates"
     if (
@@ -59,7 +64,7 @@ def diagnose(error: BaseException) -> str:
     if "not_found" in kinds or 404 in statuses:
         return "404: the URL path or the model name is not known to the server"
     if "malformed_response" in kinds or "empty_answer" in kinds:
-        return "schema mismatch: the reply does not match the mapping (see the keys received above)"
+        return "schema mismatch: the reply is not what this host type expects (see the reply quoted above)"
     if "rate_limited" in kinds or 429 in statuses:
         return "429: the server is rate limiting; try again later or lower the concurrency"
     if "server_error" in kinds or any(isinstance(status, int) and status >= 500 for status in statuses):
@@ -78,7 +83,13 @@ def check(
     prompt: Annotated[
         str | None, typer.Option(help="Probe prompt; default: the host's probe_prompt setting, else a stock one.")
     ] = None,
-    timeout: Annotated[float, typer.Option(help="Seconds to wait for the reply.")] = PROBE_TIMEOUT_S,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            min=0.001,
+            help=f"Seconds to wait for the reply; default: the host file's calls.timeout_s, else {PROBE_TIMEOUT_S:g}.",
+        ),
+    ] = None,
 ) -> None:
     """Send one probe prompt to the host in FILE and show what came back; exit 1 when it fails."""
     from assay.hosts import create_host
@@ -102,12 +113,16 @@ def check(
         finally:
             await host.close()
 
+    limit, limit_source = _probe_timeout(timeout, config)
     started = time.perf_counter()
     try:
-        answer = asyncio.run(asyncio.wait_for(probe(), timeout=timeout))
+        answer = asyncio.run(asyncio.wait_for(probe(), timeout=limit))
     except Exception as error:
         from assay.redaction import redact
 
+        if isinstance(error, TimeoutError) and not str(error):  # asyncio's own, with no message
+            where = config.url or f"the {config.type} host"
+            error = TimeoutError(f"no reply from {where} within {limit:g}s ({limit_source})")
         message = redact(" ".join(f"{type(error).__name__}: {error}".split()))
         errors.print(f"[bold red]failed:[/] {for_terminal(message[:1000])}", highlight=False, soft_wrap=True)
         errors.print(f"[bold]diagnosis:[/] {for_terminal(diagnose(error))}", highlight=False, soft_wrap=True)
@@ -130,6 +145,15 @@ def check(
     if row.cost is not None:
         origin = "from the price table" if row.cost_source == "price_table" else "reported"
         console.print(f"cost: {json.dumps(row.cost)} ({origin})")
+
+
+def _probe_timeout(given: float | None, config: "ModelHost") -> tuple[float, str]:
+    """The probe's time limit and where it comes from: ``--timeout``, else the host file's ``calls.timeout_s``."""
+    if given is not None:
+        return given, "--timeout"
+    if config.calls is not None and "timeout_s" in config.calls.model_fields_set:
+        return config.calls.timeout_s, "the host file's calls.timeout_s"
+    return PROBE_TIMEOUT_S, "the default; set --timeout or calls.timeout_s in the host file"
 
 
 def _or_dash(value: int | None) -> str:

@@ -23,7 +23,8 @@ def input_file(path: Path, option: str) -> Path:
 
 
 def suite_file(path: Path, format: str) -> TestSuite:
-    """The test suite in ``path``, imported in full (so every field of it is checked)."""
+    """The test suite in ``path``, imported in full (so every field of it is checked), with at least one
+    test case: an evaluation of nothing would report "0/0 answered" and pass every gate."""
     imported = _import(input_file(path, "--suite"), format)
     if not isinstance(imported, TestSuite):
         raise ValueError(f"{path}: holds a test lab with answers; pass it as --lab")
@@ -31,7 +32,7 @@ def suite_file(path: Path, format: str) -> TestSuite:
 
 
 def lab_file(path: Path, format: str) -> TestLab:
-    """The test lab in ``path``, imported in full."""
+    """The test lab in ``path``, imported in full, with at least one row (see `suite_file`)."""
     imported = _import(input_file(path, "--lab"), format)
     if not isinstance(imported, TestLab):
         raise ValueError(f"{path}: holds a test suite without answers; pass it as --suite")
@@ -41,7 +42,10 @@ def lab_file(path: Path, format: str) -> TestLab:
 def _import(path: Path, format: str) -> TestSuite | TestLab:
     from assay.formats import import_file
 
-    return import_file(path, format)
+    imported = import_file(path, format)
+    if (imported.case_count if isinstance(imported, TestSuite) else len(imported.rows)) == 0:
+        raise ValueError(f"{path}: no test cases in the file; there is nothing to evaluate")
+    return imported
 
 
 def hosts(values: list[str]) -> list[str | dict[str, Any]]:
@@ -56,10 +60,15 @@ def hosts(values: list[str]) -> list[str | dict[str, Any]]:
 
 
 def _host(value: str) -> str | dict[str, Any]:
-    from assay.hosts import host_class
+    from assay.hosts import default_host_config, host_class
+    from assay.hosts.registry import checked_host_config
 
     if not value.lower().endswith((".json", ".toml")):
         host_class(value)
+        try:
+            checked_host_config(default_host_config(value))
+        except ValueError as error:
+            raise ValueError(f"--host {value}: {error}; give a host file (.json or .toml) with it") from None
         return value
     return host_file(Path(value), "--host").model_dump(mode="json")
 
@@ -80,14 +89,18 @@ def _json_or_toml(path: Path) -> Any:
 def host_file(path: Path, option: str) -> ModelHost:
     """The ``ModelHost`` in a ``.json`` or ``.toml`` file, its settings checked by building the host once;
     errors name the file and the field."""
+    from assay.calls.network import check_url
     from assay.formats.errors import validate
     from assay.hosts import create_host, host_class
+    from assay.hosts.registry import checked_host_config
 
     path = input_file(path, option)
     config = validate(ModelHost, _json_or_toml(path), path)
     try:
         host_class(config.type)
+        config = checked_host_config(config)
         create_host(config)
+        check_url(config.url, "url")
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
     return config
@@ -96,6 +109,7 @@ def host_file(path: Path, option: str) -> ModelHost:
 def judge_file(path: Path) -> dict[str, Any]:
     """The LLM judge endpoint (``JudgeEndpoint``) in a ``.json`` or ``.toml`` file, as the flow's parameter;
     errors name the file and the field. A file may hold the key's variable name, never the key."""
+    from assay.calls.network import check_url
     from assay.formats.errors import validate
     from assay.models.judges import JudgeEndpoint
 
@@ -103,6 +117,10 @@ def judge_file(path: Path) -> dict[str, Any]:
     endpoint = validate(JudgeEndpoint, _json_or_toml(path), path)
     if not endpoint.configured:
         raise ValueError(f"{path}: fields 'base_url' and 'model' are required for a judge")
+    try:
+        check_url(endpoint.base_url, "base_url")
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
     return endpoint.model_dump(mode="json")
 
 

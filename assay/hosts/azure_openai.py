@@ -15,6 +15,7 @@ from typing import ClassVar
 import openai
 
 from assay.calls.errors import HostError
+from assay.calls.guarded_http import OPENAI_TIMEOUT, guarded_async_client
 from assay.hosts.openai_chat import OpenAICompatible
 from assay.models import HostSetting, HostSpec
 
@@ -90,6 +91,7 @@ class AzureOpenAI(OpenAICompatible):
             api_version=api_version,
             api_key=api_key,
             max_retries=0,
+            http_client=guarded_async_client(timeout=OPENAI_TIMEOUT),
         )
         self._cached_client = (loop, client)
         return client

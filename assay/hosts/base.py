@@ -183,7 +183,12 @@ async def resolve(
         return [
             _redacted(
                 TestLabRow(
-                    test_case=case, test_key=test_key, model_key=model_key, error=reason, error_kind="other", attempts=0
+                    test_case=case,
+                    test_key=test_key,
+                    model_key=model_key,
+                    error=reason,
+                    error_kind=error_kind(error),  # e.g. blocked_address: the host's address is refused
+                    attempts=0,
                 )
             )
             for test_key, case in cases

@@ -30,10 +30,13 @@ from typing import Any, ClassVar
 
 import boto3
 import botocore.exceptions as aws_errors
+import httpx
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.config import Config
 from botocore.parsers import ResponseParserError
 
 from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.guarded_http import guarded_client
 from assay.calls.statuses import PERMANENT_KINDS, retry_after, status_kind
 from assay.hosts.base import Host, HostAnswer
 from assay.models import HostErrorKind, HostSetting, HostSpec, ModelHost, RetrievedChunk, TestCase
@@ -139,6 +142,42 @@ def _score(reference: dict[str, Any]) -> float | None:
     return None
 
 
+
+class _BufferedBody:
+    """The reply body as botocore reads it (``raw.stream()``), already read within the reply limit."""
+
+    def __init__(self, content: bytes) -> None:
+        self.content = content
+
+    def stream(self, **_: Any) -> list[bytes]:
+        return [self.content]
+
+
+class _GuardedSender:
+    """botocore's ``before-send`` handler: the signed request goes through Assay's guarded HTTP client (the
+    network policy checked on the address connected to, the reply bounded, no redirect followed) instead of
+    botocore's own connection pool; its failures are raised as botocore's, so they map as before."""
+
+    def __init__(self, connect_timeout: float, read_timeout: float, max_connections: int) -> None:
+        timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
+        limits = httpx.Limits(max_connections=max_connections)
+        self.http = guarded_client(timeout=timeout, limits=limits, follow_redirects=False)
+
+    def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse:
+        url = request.url
+        body = request.body.read() if hasattr(request.body, "read") else request.body
+        try:
+            response = self.http.request(request.method, url, headers=list(request.headers.items()), content=body)
+        except httpx.ConnectTimeout as error:
+            raise aws_errors.ConnectTimeoutError(endpoint_url=url, error=error) from error
+        except httpx.TimeoutException as error:
+            raise aws_errors.ReadTimeoutError(endpoint_url=url, error=error) from error
+        except httpx.ConnectError as error:
+            raise aws_errors.EndpointConnectionError(endpoint_url=url, error=error) from error
+        except httpx.TransportError as error:  # the connection dropped while the request was under way
+            raise aws_errors.ConnectionClosedError(endpoint_url=url, error=error) from error
+        return AWSResponse(url, response.status_code, response.headers, _BufferedBody(response.content))
+
 class BedrockKnowledgeBase(Host):
     type: ClassVar[str] = "bedrock-kb"
     description: ClassVar[str] = (
@@ -164,6 +203,7 @@ class BedrockKnowledgeBase(Host):
             register_env_secret(name)
         self._lock = threading.Lock()
         self._aws_client: Any = None
+        self._sender: _GuardedSender | None = None
 
     def _setting(self, name: str) -> str:
         value = self.config.settings.get(name)
@@ -208,6 +248,8 @@ class BedrockKnowledgeBase(Host):
             self._aws_client = session.client(
                 "bedrock-agent-runtime", region_name=region, endpoint_url=self.config.url or None, config=config
             )
+            self._sender = _GuardedSender(config.connect_timeout, config.read_timeout, config.max_pool_connections)
+            self._aws_client.meta.events.register("before-send.bedrock-agent-runtime", self._sender)
             return self._aws_client
 
     def _request(self, text: str, session_id: str | None) -> dict[str, Any]:
@@ -345,5 +387,8 @@ class BedrockKnowledgeBase(Host):
     async def close(self) -> None:
         with self._lock:
             client, self._aws_client = self._aws_client, None
+            sender, self._sender = self._sender, None
         if client is not None:
             client.close()
+        if sender is not None:
+            sender.http.close()

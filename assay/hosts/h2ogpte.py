@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.network import check_resolved
 from assay.calls.statuses import PERMANENT_KINDS, status_kind, token_count
 from assay.hosts.base import Host, HostAnswer
+from assay.hosts.h2ogpte_check import DEFAULT_CONNECT_TIMEOUT_S, check_server
 from assay.models import HostSetting, HostSpec, TestCase
 
 ASSAY_KEYS = (
@@ -59,7 +61,11 @@ _COMMON_SETTINGS = [
     HostSetting(name="system_prompt", description="Passed to session.query: the system prompt."),
     HostSetting(name="timeout", description="Passed to session.query: seconds to wait for the reply.", default=600),
     HostSetting(name="retries", description="Passed to session.query: the client's reconnect attempts.", default=1),
-    HostSetting(name="connect_timeout", description="Assay key: seconds to open the chat websocket.", default=10),
+    HostSetting(
+        name="connect_timeout",
+        description="Assay key: seconds to reach the server (its version check) and to open the chat websocket.",
+        default=10,
+    ),
     HostSetting(
         name="(any other)",
         description="Passed to session.query as is: include_chat_history, tags, "
@@ -161,6 +167,9 @@ class H2OGPTeLLM(Host):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._lock = threading.Lock()
+        self._creating = threading.Lock()
+        """Held while the client is created (a server check and a request): never by ``close``, which runs on
+        the event loop and must not wait for a thread still talking to a slow server."""
         self._client_cache: tuple[str, Any] | None = None
         self._sessions: list[str] = []
 
@@ -174,13 +183,24 @@ class H2OGPTeLLM(Host):
         if not self.config.url:
             raise HostError(f"host {self.config.key}: field 'url' (the h2oGPTe address) is required", "configuration")
         key = self._key()
-        with self._lock:
+        with self._creating:
             cached = self._client_cache
             if cached is not None and cached[0] == key:
                 return cached[1]
+            check_resolved(self.config.url)  # the client's own pool and websocket connect: checked before them
+            check_server(self.config.key, self.config.url, key, self._connect_timeout())
             client = _h2ogpte().H2OGPTE(address=self.config.url, api_key=key)
             self._client_cache = (key, client)
             return client
+
+    def _connect_timeout(self) -> float:
+        value = self.config.settings.get("connect_timeout")
+        if value is None:
+            return DEFAULT_CONNECT_TIMEOUT_S
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise HostError(f"host {self.config.key}: setting 'connect_timeout' must be a positive number of seconds",
+                            "configuration")  # fmt: skip
+        return float(value)
 
     async def _call(self, function: Callable[[], _T]) -> _T:
         try:
@@ -215,7 +235,7 @@ class H2OGPTeLLM(Host):
         transcript: list[dict[str, Any]] = []
         usages: list[dict[str, Any]] = []
         # One websocket attempt: resolve owns the retries (the client would otherwise retry for minutes).
-        open_timeout = float(self.config.settings.get("connect_timeout") or 10)
+        open_timeout = self._connect_timeout()
         with client.connect(session_id, open_timeout=open_timeout, max_connect_retries=1) as session:
             for question in questions:
                 reply = session.query(question, **settings)

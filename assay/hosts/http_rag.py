@@ -30,6 +30,7 @@ from jsonpath_ng.ext import parse as parse_jsonpath
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from assay.calls.errors import HostError
+from assay.calls.guarded_http import guarded_async_client
 from assay.calls.statuses import retry_after
 from assay.hosts.base import Host, HostAnswer
 from assay.models import HostErrorKind, ModelHost, RetrievedChunk, TestCase
@@ -172,7 +173,7 @@ class HttpRag(Host):
         headers = self._headers()
         method = self.settings.method
         try:
-            async with httpx.AsyncClient(timeout=self.settings.timeout_s) as client:
+            async with guarded_async_client(timeout=self.settings.timeout_s) as client:
                 if method == "GET":
                     params = {key: _text(value) for key, value in body.items()} if isinstance(body, dict) else None
                     response = await client.request(method, self.config.url, headers=headers, params=params)

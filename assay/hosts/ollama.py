@@ -25,6 +25,7 @@ import httpx
 import ollama
 
 from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.guarded_http import guarded_options
 from assay.calls.statuses import PERMANENT_KINDS, retry_after, status_kind, token_count
 from assay.hosts.base import Host, HostAnswer
 from assay.hosts.openai_chat import OpenAICompatible
@@ -41,7 +42,10 @@ _REFUSED = ("model", "messages", "stream")
 _SETTINGS = [
     HostSetting(name="url", description="Base URL of the Ollama server (ModelHost.url).", default=OLLAMA_URL),
     HostSetting(
-        name="llm_model_name", description="Model to ask, e.g. llama3.2 (ModelHost.llm_model_name).", required=True
+        name="llm_model_name",
+        description="Model to ask, e.g. llama3.2 (ModelHost.llm_model_name); settings.model is moved here.",
+        required=True,
+        synonyms=["model"],
     ),
     HostSetting(
         name="secret_ref",
@@ -86,6 +90,8 @@ async def _capture(response: httpx.Response) -> None:
     try:
         await response.aread()
         reply.text = response.text
+    except HostError:  # a reply past hosts.max_reply_bytes: recorded as such, not as a dropped body
+        raise
     except Exception:  # a dropped body: the client raises its own error right after
         reply.text = None
 
@@ -154,7 +160,7 @@ class Ollama(Host):
             headers=headers,
             timeout=timeout,
             auth=_BearerFromEnv(self.config.secret_ref),
-            event_hooks={"response": [_capture]},
+            **guarded_options(True, event_hooks={"response": [_capture]}),
         )
         self._cached_client = (identity, client)
         return client

@@ -26,6 +26,7 @@ from typing import Any, ClassVar, TypeVar
 import openai
 
 from assay.calls.errors import HostError, RetryableHostError
+from assay.calls.guarded_http import OPENAI_TIMEOUT, guarded_async_client
 from assay.calls.openai_errors import openai_failure
 from assay.calls.statuses import token_count
 from assay.hosts.base import Host, HostAnswer
@@ -76,7 +77,10 @@ async def _call(call: Callable[[], Awaitable[_T]], what: str) -> _T:
         return await awaitable
     except (openai.APIConnectionError, openai.APIStatusError) as error:
         raise openai_failure(error, f"{what}: ") from None
-    except (openai.APIResponseValidationError, ValueError) as error:  # a body that is not the API's JSON
+    except json.JSONDecodeError as error:  # a 200 body cut mid-JSON: retried, as a 5xx is
+        message = f"{what}: the reply is not valid JSON (cut short?): {error}"
+        raise RetryableHostError(message, "malformed_response") from None
+    except (openai.APIResponseValidationError, ValueError) as error:  # JSON, but not the API's
         raise HostError(f"{what}: the reply is not valid JSON of the API: {error}", "malformed_response") from None
     except TypeError as error:  # a setting the client does not take
         raise HostError(f"{what}: settings rejected by the client: {error}", "configuration") from None
@@ -105,7 +109,9 @@ class OpenAIAssistants(Host):
         cached = getattr(self, "_cached_client", None)
         if cached is not None and cached[0] is loop and cached[1].api_key == key:
             return cached[1]
-        client = openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=0)
+        client = openai.AsyncOpenAI(
+            base_url=url, api_key=key, max_retries=0, http_client=guarded_async_client(timeout=OPENAI_TIMEOUT)
+        )
         self._cached_client = (loop, client)
         return client
 

@@ -8,8 +8,9 @@ holding the API key (read at call time, never stored), and ``ModelHost.settings`
 the host file's price table (``ModelHost.prices``), applied by ``resolve``.
 
 Retries are counted in one place (``resolve``): the client's own ``max_retries`` is 0. Permanent failures
-(auth, unknown model, other 4xx, empty answer, malformed body) raise ``HostError``; transient ones (429, 5xx,
-timeout, dropped connection) raise ``RetryableHostError`` so ``resolve`` retries them and records their kind.
+(auth, unknown model, other 4xx, empty answer text, a JSON body of the wrong shape) raise ``HostError``;
+transient ones (429, 5xx, timeout, dropped connection, a 200 body cut mid-JSON, an empty ``choices`` list) raise
+``RetryableHostError`` so ``resolve`` retries them and records their kind.
 """
 
 import asyncio
@@ -19,7 +20,8 @@ from typing import ClassVar
 import openai
 
 from assay.calls.errors import HostError
-from assay.calls.openai_errors import openai_failure
+from assay.calls.guarded_http import OPENAI_TIMEOUT, guarded_async_client
+from assay.calls.openai_errors import no_choices, openai_failure, unreadable_reply
 from assay.calls.statuses import token_count
 from assay.hosts.base import Host, HostAnswer
 from assay.models import HostSetting, HostSpec, TestCase
@@ -31,7 +33,12 @@ NO_KEY = "not-needed"
 
 _SETTINGS = [
     HostSetting(name="url", description="Base URL of the API, e.g. http://127.0.0.1:8000/v1 (ModelHost.url)."),
-    HostSetting(name="llm_model_name", description="Model to ask (ModelHost.llm_model_name).", required=True),
+    HostSetting(
+        name="llm_model_name",
+        description="Model to ask (ModelHost.llm_model_name); settings.model is accepted and moved here.",
+        required=True,
+        synonyms=["model"],
+    ),
     HostSetting(
         name="secret_ref",
         description="Env var holding the API key (ModelHost.secret_ref); none: no key is needed.",
@@ -78,7 +85,9 @@ class OpenAICompatible(Host):
             return cached[1]
         # One client per event loop (resolve runs one loop per shard): its connection pool is reused by every
         # call, instead of a new connection (and TLS handshake) per case.
-        client = openai.AsyncOpenAI(base_url=url, api_key=key, max_retries=0)
+        client = openai.AsyncOpenAI(
+            base_url=url, api_key=key, max_retries=0, http_client=guarded_async_client(timeout=OPENAI_TIMEOUT)
+        )
         self._cached_client = (loop, client)
         return client
 
@@ -117,14 +126,14 @@ class OpenAICompatible(Host):
         try:
             data = json.loads(body)
         except ValueError:
-            raise HostError(f"the reply is not JSON: {body[:200]!r}", "malformed_response") from None
+            raise unreadable_reply(body) from None
         if not isinstance(data, dict):
             raise HostError(f"the reply is not a JSON object: {body[:200]!r}", "malformed_response")
         choices = data.get("choices")
         if not isinstance(choices, list):
             raise HostError("the reply has no 'choices' list", "malformed_response")
         if not choices:
-            raise HostError("the reply's 'choices' is empty", "empty_answer")
+            raise no_choices()
         message = choices[0].get("message") if isinstance(choices[0], dict) else None
         if not isinstance(message, dict):
             raise HostError("the reply's choices[0] has no 'message' object", "malformed_response")

@@ -114,5 +114,47 @@ def default_host_config(host_type: str) -> ModelHost:
     return ModelHost(key=host_type, type=host_type, name=_DEFAULT_NAMES.get(host_type, host_type))
 
 
+MODEL_FIELD = "llm_model_name"
+
+
+def checked_host_config(config: ModelHost) -> ModelHost:
+    """``config`` as a host file must give it, checked when the file is loaded (before any flow starts).
+
+    For a host type whose spec requires the model (``llm_model_name``): a synonym the spec declares (the
+    OpenAI-style ``settings.model``) is moved into ``llm_model_name``, so the lab records one field; a
+    ``settings.model`` the type does not read, two different models, or no model at all is a ``ValueError``
+    naming the field. Hosts still check their configuration per call (a configuration built in code)."""
+    spec = host_spec(config.type)
+    model = next((setting for setting in spec.settings if setting.name == MODEL_FIELD), None)
+    if model is None or not model.required:
+        return config
+    settings = dict(config.settings)
+    named = config.llm_model_name.strip()
+    for synonym in dict.fromkeys([*model.synonyms, "model"]):
+        if synonym not in settings:
+            continue
+        if synonym not in model.synonyms:
+            raise ValueError(
+                f"field 'settings.{synonym}' is not read by host type {config.type!r}: "
+                f"give the model in field {MODEL_FIELD!r} ({model.description})"
+            )
+        value = settings.pop(synonym)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"field 'settings.{synonym}' (the model, same as {MODEL_FIELD!r}) must be a model name")
+        if named and named != value.strip():
+            raise ValueError(
+                f"fields {MODEL_FIELD!r} ({named!r}) and 'settings.{synonym}' ({value.strip()!r}) name different "
+                f"models; give the model once, in {MODEL_FIELD!r}"
+            )
+        named = value.strip()
+    if not named:
+        raise ValueError(
+            f"field {MODEL_FIELD!r} is required for host type {config.type!r} and is missing: {model.description}"
+        )
+    if named == config.llm_model_name and settings == config.settings:
+        return config
+    return config.model_copy(update={MODEL_FIELD: named, "settings": settings})
+
+
 def create_host(config: ModelHost, embedder: Callable[[], Embedder] | None = None) -> Host:
     return host_class(config.type)(config, embedder)

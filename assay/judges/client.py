@@ -20,15 +20,16 @@ import openai
 
 from assay.calls.breaker import CircuitBreaker, CircuitOpen
 from assay.calls.errors import HostError, describe_error, error_kind
+from assay.calls.guarded_http import OPENAI_TIMEOUT, guarded_async_client
 from assay.calls.limits import RateLimits
-from assay.calls.openai_errors import openai_failure
+from assay.calls.openai_errors import no_choices, openai_failure, unreadable_reply
 from assay.calls.pricing import cost_of, price_for
 from assay.calls.retry import RetriesExhausted, call_with_policy
 from assay.calls.statuses import token_count
 from assay.calls.tokens import count_tokens
 from assay.judges import NOT_CONFIGURED
-from assay.judges.cache import JudgeCache, cache_key
-from assay.judges.templates import JudgeTemplate
+from assay.judges.cache import JudgeCache, cache_key, endpoint_scope
+from assay.judges.templates import FENCE_VERSION, JudgeTemplate, fence_boundary
 from assay.models import CallPolicy
 from assay.models.judges import JudgeCall, JudgeEndpoint, StructuredOutput
 from assay.redaction import register_env_secret
@@ -59,7 +60,7 @@ class JudgeClient:
 
     def __init__(self, endpoint: JudgeEndpoint, cache: JudgeCache | None = None, policy: CallPolicy | None = None):
         self.endpoint = endpoint
-        self.cache = cache
+        self.cache = None if cache is None else cache.scoped(endpoint_scope(endpoint))
         self.policy = (policy or CallPolicy(concurrency=8)).under(endpoint.calls)
         self.breaker = CircuitBreaker(
             self.policy.breaker_failures, self.policy.breaker_cooldown_s, self.policy.breaker_max_pauses
@@ -112,9 +113,15 @@ class JudgeClient:
                     api_key=key,
                     api_version=self.endpoint.azure_api_version,
                     max_retries=0,
+                    http_client=guarded_async_client(timeout=OPENAI_TIMEOUT),
                 )
             else:
-                self._client = openai.AsyncOpenAI(base_url=self.endpoint.base_url, api_key=key, max_retries=0)
+                self._client = openai.AsyncOpenAI(
+                    base_url=self.endpoint.base_url,
+                    api_key=key,
+                    max_retries=0,
+                    http_client=guarded_async_client(timeout=OPENAI_TIMEOUT),
+                )
         return self._client
 
     # -- one question ----------------------------------------------------------------------------------------
@@ -122,8 +129,12 @@ class JudgeClient:
     async def ask(
         self, template: JudgeTemplate, variables: dict[str, Any], *, step: str = "", repeat: int = 0
     ) -> JudgeCall:
-        """The judge's verdict on one filled template, from the cache when it was asked before."""
-        messages = _with_schema(template.render(variables), template)
+        """The judge's verdict on one filled template, from the cache when it was asked before.
+
+        The inputs are fenced with a boundary drawn for this request, so the cache key is built from the
+        template and the inputs, not from the rendered text; the endpoint is in the cache's scope."""
+        boundary = fence_boundary(str(value) for value in variables.values())
+        messages = _with_schema(template.render(variables, boundary), template)
         evidence = {
             "template": template.id,
             "template_version": template.version,
@@ -136,7 +147,8 @@ class JudgeClient:
             {
                 "model": self.endpoint.model,
                 "template": [template.id, template.version, template.digest],
-                "messages": messages,
+                "fence": FENCE_VERSION,
+                "inputs": variables,
                 "temperature": self.endpoint.temperature,
                 "seed": None if self.endpoint.seed is None else self.endpoint.seed + repeat,
                 "max_tokens": self.endpoint.max_tokens,
@@ -291,11 +303,13 @@ def parse_reply(body: str) -> ChatReply:
     try:
         data = json.loads(body)
     except ValueError:
-        raise HostError(f"judge: the reply is not JSON: {body[:200]!r}", "malformed_response") from None
+        raise unreadable_reply(body, "judge: ") from None
     choices = data.get("choices") if isinstance(data, dict) else None
     if not isinstance(choices, list):
         raise HostError("judge: the reply has no 'choices' list", "malformed_response")
-    if not choices or not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
+    if not choices:
+        raise no_choices("judge: ")
+    if not isinstance(choices[0], dict) or not isinstance(choices[0].get("message"), dict):
         raise HostError("judge: the reply has no choices[0].message", "empty_answer")
     message = choices[0]["message"]
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}

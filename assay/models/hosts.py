@@ -90,6 +90,9 @@ HostErrorKind = Literal[
     "circuit_open",
     "invalid_answer",
     "configuration",
+    "blocked_address",
+    "redirect_refused",
+    "response_too_large",
     "other",
 ]
 """Why a case got no answer, for problems and for deciding what a rerun retries."""
@@ -102,6 +105,11 @@ class HostSetting(DomainModel):
     description: str = Field(min_length=1)
     required: bool = False
     default: Any = None
+    synonyms: list[str] = Field(
+        default_factory=list,
+        description="Keys of ``settings`` a host file may use instead (e.g. 'model'): moved into this field when "
+        "the file is loaded, so the configuration holds one source of truth.",
+    )
     secret_reference: bool = Field(
         default=False, description="Holds the NAME of an environment variable with a secret, never the secret."
     )

@@ -17,7 +17,12 @@ def _run(server: JudgeServer, cache: Path | None, *answers: str, reference: str 
         models=[ModelHost(key="m", type="t")],
         rows=[
             TestLabRow(
-                test_case=TestCase(key=f"c{index}", prompt="Summarise the notice.", expected_output=reference),
+                test_case=TestCase(
+                    key=f"c{index}",
+                    prompt="Summarise the notice.",
+                    expected_output=reference,
+                    categories=["summarization"],  # summarization evaluators apply to summary cases only
+                ),
                 model_key="m",
                 actual_output=answer,
                 context=[RetrievedChunk(text="Notice: savings rates change on 1 May.")],
