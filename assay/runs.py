@@ -20,6 +20,8 @@ from pydantic import BaseModel, Field
 
 from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError
+from assay.storage.run_state_check import state_payload
+from assay.storage.signing import Signer
 
 RUN_FILE = "run.json"
 RUNS_PREFIX = "runs"
@@ -55,6 +57,9 @@ class RunRecord(BaseModel):
     )
     export: str = Field(default="", description="The folder the run's files were exported to.")
     decisions: list[RunDecision] = Field(default_factory=list, description="Its reviewer decisions, by step.")
+    mac: str | None = Field(
+        default=None, description="HMAC of the rest, with the store's signing key: edits show in 'artifacts verify'."
+    )
 
 
 def fingerprint(*parts: Any) -> str:
@@ -86,10 +91,11 @@ def state_key(run_id: str) -> str:
 
 
 class RunStates:
-    """Start, find and finish runs in an object store."""
+    """Start, find and finish runs in an object store; with a ``Signer`` each state written is signed."""
 
-    def __init__(self, store: ObjectStore) -> None:
+    def __init__(self, store: ObjectStore, signer: Signer | None = None) -> None:
         self.store = store
+        self.signer = signer
 
     def get(self, run_id: str) -> RunRecord | None:
         try:
@@ -169,6 +175,8 @@ class RunStates:
         return record if record is not None and record.fingerprint == inputs_fingerprint else None
 
     def _save(self, record: RunRecord) -> RunRecord:
+        mac = self.signer.sign(state_payload(record.model_dump(mode="json"))) if self.signer is not None else None
+        record = record.model_copy(update={"mac": mac})
         data = record.model_dump_json(indent=2).encode()
         self.store.put(state_key(record.run_id), data, content_type="application/json", overwrite=True)
         if record.export:

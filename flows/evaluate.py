@@ -13,7 +13,7 @@ from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
 from assay.runs import RunStates, export_folder, fingerprint
-from assay.storage.factory import open_object_store
+from assay.storage.factory import open_object_store, open_signer
 from evaluators import Services, build_evaluator
 from evaluators.selection import run_parameters
 from evaluators.shards import shard_lab, shard_suite, unshardable_reason
@@ -76,7 +76,7 @@ def evaluate_flow(
     source, host_configs, inputs = _read_inputs(suite, suite_format, lab, lab_format, hosts)
     evaluation_name = name or _slug(source.name)
     settings = load_settings()
-    runs = RunStates(open_object_store(settings))
+    runs = RunStates(open_object_store(settings), open_signer(settings))
     record = runs.start(
         fingerprint(inputs, evaluator_ids, parameters, judge_config, options),
         run_id,

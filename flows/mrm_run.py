@@ -96,7 +96,7 @@ class WorkflowRun:
             "approvals": approvals,
             **parameters.model_dump(mode="json"),
         }
-        states = RunStates(store)
+        states = RunStates(store, open_signer(settings))
         record = states.start(
             fingerprint(fingerprints), run_id, workflow="mrm-workflow", parameters=given, fingerprints=fingerprints
         )
@@ -170,4 +170,5 @@ class WorkflowRun:
         return publish(quote(lab), quote(results), str(self.out_dir / "automated-evaluation"), name, self.id, skipped)
 
     def finish(self) -> None:
-        RunStates(open_object_store(load_settings())).finish(self.record)
+        settings = load_settings()
+        RunStates(open_object_store(settings), open_signer(settings)).finish(self.record)

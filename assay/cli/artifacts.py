@@ -9,12 +9,12 @@ from typing import Annotated
 import typer
 
 from assay.cli.artifact_listing import print_listing
-from assay.cli.common import console, errors, user_errors
+from assay.cli.common import command_group, console, errors, user_errors
 from assay.escaping import for_terminal
 from assay.models.artifacts import VerificationReport
 from assay.storage.run_artifacts import run_versions
 
-app = typer.Typer(help="List, retrieve and verify versioned artifacts.", no_args_is_help=True)
+app = command_group("List, retrieve and verify versioned artifacts.")
 
 
 def _store():  # type: ignore[no-untyped-def]
@@ -55,7 +55,8 @@ def get(
     version: Annotated[int | None, typer.Option("--version", "-v", help="Version number; latest if omitted.")] = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of standard output.")] = None,
 ) -> None:
-    """Print or save one artifact version, refusing one that fails its hash or journal check."""
+    """Print or save one artifact version, refusing one that fails its hash or journal check, a symbolic
+    link or special file in its place, and a latest version older than the journal's newest (rolled back)."""
     with user_errors():
         manifest, data = _store().get(name, version)
     if out is None:
@@ -79,6 +80,9 @@ def verify(
     ] = None,
 ) -> None:
     """Check every version against its hash, its chain and the signed journal, or a run bundle offline.
+
+    Anything else in the store is reported too, never followed or read: symbolic links, FIFOs and devices,
+    S3 directory markers, objects outside the layout, and run states whose signature no longer matches.
 
     Exit 1 and list every problem when anything was tampered with; what could not be checked (no key, no
     journal) is said too. With --bundle, a zip made by 'assay artifacts bundle' is checked with only its

@@ -81,6 +81,11 @@ VerificationProblem = Literal[
     "unreadable_manifest",
     "unexpected_file",
     "broken_chain",
+    # the store holds what no Assay writer makes: links, special files, directory markers, stray keys
+    "unsafe_object",
+    "unexpected_object",
+    # a run's state no longer matches its signature
+    "edited_run_state",
     # a stored version disagrees with the journal
     "journal_mismatch",
     "unjournaled_version",

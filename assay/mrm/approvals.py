@@ -184,7 +184,7 @@ class DecisionStore:
             producer=Producer(flow=DECISIONS_FLOW, run_id=self.run_id),
             metadata={"kind": "decision", "step": decision.step, "source": decision.source},
         )
-        RunStates(self.store).record_decision(self.run_id, decision_entry(decision, manifest))
+        RunStates(self.store, self.artifacts.signer).record_decision(self.run_id, decision_entry(decision, manifest))
         return decision
 
     def all(self) -> list[Decision]:

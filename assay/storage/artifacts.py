@@ -20,25 +20,31 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay.jsonio import pretty_json
-from assay.models.artifacts import ArtifactManifest, Producer, VerificationReport
+from assay.models.artifacts import ArtifactManifest, JournalEntry, Producer, VerificationReport
 from assay.storage.base import ObjectStore, validate_key, validate_prefix
 from assay.storage.errors import (
     ArtifactIntegrityError,
     ArtifactNotFoundError,
     ObjectExistsError,
     ObjectNotFoundError,
+    ObjectTooLargeError,
     StorageError,
+    UnsafeObjectError,
 )
 from assay.storage.journal import Journal
 from assay.storage.layout import (
     MANIFEST_FILENAME,
+    MAX_MANIFEST_BYTES,
     Scan,
     committed_versions,
     content_problem,
     group_versions,
+    oversize_problem,
+    read_content,
     validate_artifact_name,
     version_dir,
 )
+from assay.storage.rollback import refuse_rollback
 from assay.storage.signing import Signer
 from assay.storage.verification import verify_artifacts
 
@@ -132,10 +138,10 @@ class ArtifactStore:
         for previous in reversed(committed_versions(versions)):
             if previous < version:
                 try:
-                    digest = hashlib.sha256(self.store.get(self._key(name, previous, MANIFEST_FILENAME))).hexdigest()
+                    raw = self.store.get(self._key(name, previous, MANIFEST_FILENAME), max_bytes=MAX_MANIFEST_BYTES)
                 except ObjectNotFoundError:
                     continue
-                return {"previous_version": previous, "previous_manifest_sha256": digest}
+                return {"previous_version": previous, "previous_manifest_sha256": hashlib.sha256(raw).hexdigest()}
         return {}
 
     def _same_run_latest(self, draft: ArtifactManifest) -> ArtifactManifest | None:
@@ -146,7 +152,7 @@ class ArtifactStore:
             return None
         try:
             latest, manifest_bytes = self._read_manifest_bytes(draft.name, committed[-1])
-            data = self.store.get(self._key(draft.name, latest.version, latest.filename))
+            data = read_content(self.store, self._key(draft.name, latest.version, latest.filename), latest)
         except StorageError:
             return None
         same_fields = ("producer", "sha256", "size", "filename", "content_type", "metadata")
@@ -207,6 +213,7 @@ class ArtifactStore:
         its manifest and, once the store is journaled, against its signed journal entry."""
         validate_artifact_name(name)
         committed = committed_versions(self._versions_of(name))
+        asked_latest = version is None
         if version is None:
             if not committed:
                 raise ArtifactNotFoundError(f"no artifact {name!r} in {self.describe()}")
@@ -219,18 +226,26 @@ class ArtifactStore:
         manifest, manifest_bytes = self._read_manifest_bytes(name, version)
         key = self._key(name, manifest.version, manifest.filename)
         try:
-            data = self.store.get(key)
+            data = read_content(self.store, key, manifest)
         except ObjectNotFoundError as error:
             raise ArtifactIntegrityError(f"content {key!r} in {self.store.describe()} is missing") from error
-        problem = content_problem(manifest, data)
+        except ObjectTooLargeError as error:
+            data, problem = b"", oversize_problem(manifest, error)
+        except UnsafeObjectError as error:
+            raise ArtifactIntegrityError(str(error)) from error
+        else:
+            problem = content_problem(manifest, data)
         if problem:
             raise ArtifactIntegrityError(
                 f"{key!r} in {self.store.describe()} does not match its manifest: {problem[1]}"
             )
-        self._check_journaled(manifest, manifest_bytes)
+        entry = self._check_journaled(manifest, manifest_bytes)
+        if asked_latest:
+            refuse_rollback(self.journal, manifest, entry, self.describe())
         return manifest, data
 
-    def _check_journaled(self, manifest: ArtifactManifest, manifest_bytes: bytes) -> None:
+    def _check_journaled(self, manifest: ArtifactManifest, manifest_bytes: bytes) -> JournalEntry | None:
+        """The version's journal entry once it vouches for the manifest; None when nothing is journaled."""
         where = f"{manifest.name!r} v{manifest.version} in {self.describe()}"
         entry = self.journal.find(manifest.name, manifest.version)
         if entry is None:
@@ -239,7 +254,7 @@ class ArtifactStore:
                     f"{where} has no journal entry: it was not written by Assay with the signing key (or its "
                     "writer was killed before journaling it); run 'assay artifacts verify'"
                 )
-            return
+            return None
         if self.journal.authentic(entry) is False:
             raise ArtifactIntegrityError(
                 f"journal entry {entry.seq} of {where} is not signed by the {self.journal.signer_name()}"
@@ -248,6 +263,7 @@ class ArtifactStore:
             raise ArtifactIntegrityError(
                 f"the manifest of {where} does not match its journal entry {entry.seq}: it was rewritten"
             )
+        return entry
 
     def journal_in_use(self) -> bool:
         """Every version must be journaled once a signing key exists or anything was journaled."""
@@ -273,10 +289,12 @@ class ArtifactStore:
     def _read_manifest_bytes(self, name: str, version: int) -> tuple[ArtifactManifest, bytes]:
         key = self._key(name, version, MANIFEST_FILENAME)
         try:
-            raw = self.store.get(key)
+            raw = self.store.get(key, max_bytes=MAX_MANIFEST_BYTES)
             manifest = ArtifactManifest.model_validate_json(raw)
         except ObjectNotFoundError as error:
             raise ArtifactNotFoundError(f"no manifest {key!r} in {self.store.describe()}") from error
+        except ObjectTooLargeError as error:
+            raise StorageError(f"unreadable manifest: {error}") from error
         except ValidationError as error:
             raise StorageError(f"unreadable manifest {key!r} in {self.store.describe()}: {error}") from error
         if (manifest.name, manifest.version) != (name, version):

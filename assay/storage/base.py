@@ -54,8 +54,9 @@ class ObjectStore(ABC):
         """Store ``data`` at ``key``; raise ``ObjectExistsError`` if it exists and ``overwrite`` is False."""
 
     @abstractmethod
-    def get(self, key: str) -> bytes:
-        """Return the object's bytes; raise ``ObjectNotFoundError`` naming the key and the store."""
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
+        """Return the object's bytes; raise ``ObjectNotFoundError`` naming the key and the store, and
+        ``ObjectTooLargeError`` without reading it all when it holds more than ``max_bytes``."""
 
     @abstractmethod
     def exists(self, key: str) -> bool:
@@ -68,6 +69,13 @@ class ObjectStore(ABC):
     @abstractmethod
     def delete(self, key: str) -> None:
         """Remove the object; raise ``ObjectNotFoundError`` if there is none, so typos do not go unnoticed."""
+
+    def foreign_objects(self, prefix: str = "") -> dict[str, str]:
+        """Entries under ``prefix`` that are not plain objects, each with what it is: symbolic links and
+        special files in a directory, directory markers in a bucket. Nothing an Assay writer makes, so
+        ``verify`` reports them as tampering; ``get`` never follows or reads them."""
+        validate_prefix(prefix)
+        return {}
 
     @abstractmethod
     def describe(self) -> str:

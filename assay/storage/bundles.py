@@ -31,9 +31,14 @@ from assay.models.artifacts import (
 from assay.models.bundles import BundleMember, BundleRecord, SignatureCheck, VersionCheck
 from assay.runs import RUN_FILE, RunStates
 from assay.storage.artifacts import ArtifactStore
-from assay.storage.errors import ArtifactNotFoundError, ObjectNotFoundError
+from assay.storage.errors import (
+    ArtifactNotFoundError,
+    ObjectNotFoundError,
+    ObjectTooLargeError,
+    UnsafeObjectError,
+)
 from assay.storage.journal import entry_payload
-from assay.storage.layout import MANIFEST_FILENAME, content_problem, version_dir
+from assay.storage.layout import MANIFEST_FILENAME, content_problem, read_content, version_dir
 from assay.storage.run_artifacts import run_versions
 from assay.storage.signing import Signer, canonical_json
 
@@ -73,8 +78,9 @@ def _add_version(artifacts: ArtifactStore, manifest: ArtifactManifest, members: 
     folder = f"artifacts/{manifest.name}/{version_dir(manifest.version)}"
     manifest_bytes = artifacts._read_manifest_bytes(manifest.name, manifest.version)[1]
     try:
-        content = artifacts.store.get(artifacts._key(manifest.name, manifest.version, manifest.filename))
-    except ObjectNotFoundError:
+        key = artifacts._key(manifest.name, manifest.version, manifest.filename)
+        content = read_content(artifacts.store, key, manifest)
+    except (ObjectNotFoundError, ObjectTooLargeError, UnsafeObjectError):
         content = b""  # bundled empty: its check fails and says so
     members[f"{folder}/{manifest.filename}"] = content
     members[f"{folder}/{MANIFEST_FILENAME}"] = manifest_bytes

@@ -23,3 +23,17 @@ class ArtifactNotFoundError(StorageError):
 
 class ArtifactIntegrityError(StorageError):
     """A stored artifact no longer matches its manifest: content changed, truncated or gone."""
+
+
+class UnsafeObjectError(StorageError):
+    """A stored entry is not a plain object: a symbolic link or a special file (FIFO, device, socket) in a
+    local store. It is never followed or read: following a link to ``/dev/zero`` would read forever."""
+
+
+class ObjectTooLargeError(StorageError):
+    """An object is larger than the caller allowed (its manifest's size, or a limit on manifests and
+    journal entries); ``size`` is its stored size when the store could tell, else None."""
+
+    def __init__(self, message: str, size: int | None = None) -> None:
+        super().__init__(message)
+        self.size = size

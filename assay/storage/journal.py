@@ -24,12 +24,16 @@ from assay.models.artifacts import (
     VerificationProblem,
 )
 from assay.storage.base import ObjectStore
-from assay.storage.errors import ObjectExistsError, StorageError
+from assay.storage.errors import ObjectExistsError, ObjectTooLargeError, StorageError
 from assay.storage.signing import Signer, canonical_json
 
 JOURNAL_DIR = "_journal"
 MAX_APPEND_ATTEMPTS = 100
+# An entry is under 1 KB and an index hint a few digits; bigger objects are read no further than this.
+MAX_ENTRY_BYTES = 64 * 1024
+MAX_HINT_BYTES = 64
 _ENTRY_FILE = re.compile(r"(\d{12})\.json")
+_INDEX_FILE = re.compile(r"v(\d{6,})")
 
 
 def entry_payload(entry: JournalEntry) -> bytes:
@@ -64,7 +68,9 @@ class Journal:
 
     def read(self, key: str) -> JournalEntry:
         try:
-            return JournalEntry.model_validate_json(self.store.get(key))
+            return JournalEntry.model_validate_json(self.store.get(key, max_bytes=MAX_ENTRY_BYTES))
+        except ObjectTooLargeError as error:
+            raise StorageError(f"unreadable journal entry: {error}") from error
         except ValidationError as error:
             first = str(error).splitlines()[0]
             raise StorageError(f"unreadable journal entry {key!r} in {self.store.describe()}: {first}") from error
@@ -135,7 +141,8 @@ class Journal:
     def find(self, name: str, version: int) -> JournalEntry | None:
         """The entry of one version: through the index hint, else by scanning from the newest entry."""
         try:
-            hinted = self.read(self._entry_key(int(self.store.get(self._index_key(name, version)))))
+            hint = self.store.get(self._index_key(name, version), max_bytes=MAX_HINT_BYTES)
+            hinted = self.read(self._entry_key(int(hint)))
             if (hinted.name, hinted.version) == (name, version):
                 return hinted
         except (StorageError, ValueError):
@@ -144,6 +151,12 @@ class Journal:
             if (entry.name, entry.version) == (name, version):
                 return entry
         return None
+
+    def indexed_versions(self, name: str) -> list[int]:
+        """The versions of ``name`` the index has a hint for (one listing)."""
+        prefix = f"{self.index_prefix}{name}/"
+        found = (_INDEX_FILE.fullmatch(key[len(prefix) :]) for key in self.store.list(prefix))
+        return sorted(int(match.group(1)) for match in found if match)
 
     def _newest_first(self) -> Iterator[tuple[int, JournalEntry]]:
         for seq, key in reversed(self.entry_keys()):

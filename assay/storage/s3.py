@@ -9,7 +9,7 @@ from minio import Minio
 from minio.error import MinioException, S3Error
 
 from assay.storage.base import ObjectStore, validate_key, validate_prefix
-from assay.storage.errors import ObjectExistsError, ObjectNotFoundError, StorageError
+from assay.storage.errors import ObjectExistsError, ObjectNotFoundError, ObjectTooLargeError, StorageError
 
 _NOT_FOUND_CODES = {"NoSuchKey", "NoSuchObject", "ResourceNotFound"}
 # 412 when the key exists; AWS answers 409 while another conditional write to the key is in flight.
@@ -124,7 +124,7 @@ class S3ObjectStore(ObjectStore):
                     raise ObjectExistsError(f"object {key!r} already exists in {self.describe()}") from error
                 raise
 
-    def get(self, key: str) -> bytes:
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
         name = self._object_name(key)
         with self._errors("get", key):
             try:
@@ -134,7 +134,21 @@ class S3ObjectStore(ObjectStore):
                     raise ObjectNotFoundError(f"no object {key!r} in {self.describe()}") from error
                 raise
             try:
-                return response.read()
+                if max_bytes is None:
+                    return response.read()
+                length = response.headers.get("Content-Length")
+                if length is not None and length.isdigit() and int(length) > max_bytes:
+                    raise ObjectTooLargeError(
+                        f"object {key!r} in {self.describe()} holds {length} bytes, more than the {max_bytes} "
+                        "expected",
+                        int(length),
+                    )
+                data = response.read(max_bytes + 1)
+                if len(data) > max_bytes:
+                    raise ObjectTooLargeError(
+                        f"object {key!r} in {self.describe()} holds more than the {max_bytes} bytes expected"
+                    )
+                return data
             finally:
                 response.close()
                 response.release_conn()
@@ -142,12 +156,24 @@ class S3ObjectStore(ObjectStore):
     def exists(self, key: str) -> bool:
         return self._stat_exists(key)
 
-    def list(self, prefix: str = "") -> list[str]:
+    def _names(self, prefix: str) -> list[str]:
+        """Every object name under ``prefix``, relative to the store's own prefix."""
         validate_prefix(prefix)
         with self._errors("list", prefix):
             objects = self._client.list_objects(self.bucket, prefix=self.prefix + prefix, recursive=True)
-            names = [obj.object_name for obj in objects if obj.object_name and not obj.is_dir]
-        return sorted(name[len(self.prefix) :] for name in names if not name.endswith("/"))
+            names = [obj.object_name for obj in objects if obj.object_name]
+        return [name[len(self.prefix) :] for name in names]
+
+    def list(self, prefix: str = "") -> list[str]:
+        return sorted(name for name in self._names(prefix) if not name.endswith("/"))
+
+    def foreign_objects(self, prefix: str = "") -> dict[str, str]:
+        """Directory markers (keys ending with '/', which no Assay writer makes and ``list`` leaves out)."""
+        return {
+            name: "a directory marker object (a key ending with '/'), which Assay never writes"
+            for name in self._names(prefix)
+            if name.endswith("/")
+        }
 
     def delete(self, key: str) -> None:
         if not self._stat_exists(key):

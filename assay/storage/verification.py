@@ -18,15 +18,26 @@ from assay.models.artifacts import (
     VerificationProblem,
     VerificationReport,
 )
-from assay.storage.errors import ObjectNotFoundError, StorageError
-from assay.storage.layout import MANIFEST_FILENAME, Scan, content_problem
+from assay.storage.errors import ObjectNotFoundError, ObjectTooLargeError, StorageError, UnsafeObjectError
+from assay.storage.layout import (
+    MANIFEST_FILENAME,
+    MAX_MANIFEST_BYTES,
+    Scan,
+    content_problem,
+    group_versions,
+    layout_problem,
+    oversize_problem,
+    read_content,
+)
+from assay.storage.run_state_check import check_run_states
 
 if TYPE_CHECKING:  # the store calls in here, so importing it at run time would be circular
     from assay.storage.artifacts import ArtifactStore
 
 
 def verify_artifacts(artifacts: "ArtifactStore", prefix: str) -> VerificationReport:
-    """Check every version under ``prefix`` and the whole journal; see the module docstring."""
+    """Check every version under ``prefix``, the whole journal, what else the store holds there and the
+    signed run states; see the module docstring."""
     journal = artifacts.journal
     entries, issues = journal.read_all()
     issues.extend(journal.check(entries))
@@ -37,7 +48,11 @@ def verify_artifacts(artifacts: "ArtifactStore", prefix: str) -> VerificationRep
         for _, entry in reversed(entries)  # the first entry of a duplicate wins
         if entry is not None and entry.name.startswith(prefix)
     }
-    scan = artifacts._scan(prefix)
+    base = f"{artifacts.root}/"
+    keys = artifacts.store.list(base + prefix)
+    foreign = artifacts.store.foreign_objects(base + prefix)
+    issues.extend(_foreign_issues(base, keys, foreign))
+    scan = group_versions((key for key in keys if key not in foreign), base)
     checked = 0
     for name, versions in sorted(scan.items()):
         for version, filenames in sorted(versions.items()):
@@ -45,7 +60,30 @@ def verify_artifacts(artifacts: "ArtifactStore", prefix: str) -> VerificationRep
             entry = by_version.get((name, version))
             issues.extend(_version_issues(artifacts, name, version, filenames, entry, journal_in_use))
     issues.extend(_missing(scan, by_version))
+    state_issues, state_notes = check_run_states(artifacts.store, artifacts.signer, prefix)
+    issues.extend(state_issues)
+    unchecked.extend(state_notes)
     return VerificationReport(checked=checked, journal_entries=len(entries), issues=issues, unchecked=unchecked)
+
+
+def _foreign_issues(base: str, keys: list[str], foreign: dict[str, str]) -> list[VerificationIssue]:
+    """Links, special files, directory markers and keys outside the store's layout: none is written by
+    Assay, and none is followed or served."""
+    issues = [
+        VerificationIssue(
+            name=key,
+            problem="unexpected_object" if key.endswith("/") else "unsafe_object",
+            detail=f"{key} is {what}: planted in the store, never followed or read",
+        )
+        for key, what in sorted(foreign.items())
+    ]
+    for key in keys:
+        problem = None if key in foreign else layout_problem(key[len(base) :])
+        if problem is not None:
+            issues.append(
+                VerificationIssue(name=key, problem="unexpected_object", detail=f"not written by Assay: {problem}")
+            )
+    return issues
 
 
 def _limitations(artifacts: "ArtifactStore", *, journaled: bool) -> list[str]:
@@ -100,9 +138,13 @@ def _version_issues(
     ]
     key = artifacts._key(name, version, manifest.filename)
     try:
-        problem = content_problem(manifest, artifacts.store.get(key))
+        problem = content_problem(manifest, read_content(artifacts.store, key, manifest))
     except ObjectNotFoundError:
         problem = ("missing_content", f"{key} is named by the manifest but not stored")
+    except ObjectTooLargeError as error:
+        problem = oversize_problem(manifest, error)
+    except UnsafeObjectError as error:
+        problem = ("unsafe_object", str(error))
     if problem:
         issues.append(issue(*problem))
     link = _chain_problem(artifacts, manifest)
@@ -133,9 +175,11 @@ def _chain_problem(artifacts: "ArtifactStore", manifest: ArtifactManifest) -> st
         return None
     key = artifacts._key(manifest.name, previous, MANIFEST_FILENAME)
     try:
-        digest = hashlib.sha256(artifacts.store.get(key)).hexdigest()
+        digest = hashlib.sha256(artifacts.store.get(key, max_bytes=MAX_MANIFEST_BYTES)).hexdigest()
     except ObjectNotFoundError:
         return f"links to v{previous}, whose manifest {key} is gone"
+    except StorageError as error:
+        return f"links to v{previous}, whose manifest cannot be read: {error}"
     if digest != manifest.previous_manifest_sha256:
         return (
             f"links to v{previous} by manifest hash {manifest.previous_manifest_sha256}, but {key} hashes to {digest}"

@@ -263,8 +263,8 @@ class _RivalCommitsFirst(ObjectStore):
             ArtifactStore(self.inner).put("report", b"rival", filename="rival.txt", content_type="text/plain")
         self.inner.put(key, data, content_type=content_type, overwrite=overwrite)
 
-    def get(self, key: str) -> bytes:
-        return self.inner.get(key)
+    def get(self, key: str, *, max_bytes: int | None = None) -> bytes:
+        return self.inner.get(key, max_bytes=max_bytes)
 
     def exists(self, key: str) -> bool:
         return self.inner.exists(key)
