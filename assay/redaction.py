@@ -7,6 +7,19 @@ settings, so redaction works on values: every secret the process reads is regist
 replaces each registered value, and the forms it takes on the wire (URL-encoded, JSON-escaped, inside
 base64 such as HTTP basic auth), with ``[REDACTED:<name>]``.
 
+A host may also echo a *derived* copy: cut short ("invalid key sk-live-9Qw3Ez7Rt5Yu..."), upper-cased, or with
+zero-width characters (U+200B..U+200D, U+2060, U+FEFF, the soft hyphen U+00AD; raw or JSON-escaped) or
+whitespace between its characters. For a value of ``MIN_DERIVED_CHARS`` or more, any prefix of at least that
+many characters is redacted in any case, with any of those characters in between. Suffixes and middle pieces
+are not: a masked key is conventionally shown by its last four characters (``sk-...abcd``), which identify it
+without giving it away. Values shorter than ``MIN_DERIVED_CHARS`` are matched exactly (in their wire forms),
+since a case-insensitive match of a short value would mangle ordinary text.
+
+Redaction runs on every string of every row before it is stored, so it is built once per set of secrets:
+one compiled pattern, and a prefilter that answers "no secret here" for most text at C speed: the text,
+case-folded with those characters removed, is scanned once for any form's literal text. The cost, 10k rows
+of about 3.5 KB with three secrets: about twice the exact matching's (0.25 s against 0.13 s here).
+
 Values shorter than ``MIN_SECRET_CHARS`` are not registered: replacing "abc" everywhere would mangle text
 while protecting nothing a guess would not find.
 """
@@ -27,14 +40,64 @@ if TYPE_CHECKING:  # config registers its secrets here, so importing it at run t
     from assay.config import Settings
 
 MIN_SECRET_CHARS = 6
+"""Shorter values are not redacted (see the module docstring)."""
+MIN_DERIVED_CHARS = 12
+"""Values this long have their prefixes of this length or more, case-folded and split copies redacted too."""
 SECRET_NAME = re.compile(r"key|token|secret|password|credential|auth", re.IGNORECASE)
 """A setting or field named like this may hold a credential: its value is masked, never echoed."""
-"""Shorter values are not redacted (see the module docstring)."""
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+"""Zero-width characters and the soft hyphen: a copy of a secret with these inside still reads as the secret."""
+_SEPARATOR = f"(?:[{INVISIBLE}\\s]|\\\\u(?:200[bcd]|2060|feff|00ad))*"
+"""Between two characters of a derived copy: invisible characters or whitespace, raw or JSON-escaped (a raw
+response body keeps ``\\u200b`` as six characters)."""
+_ESCAPED_INVISIBLE = re.compile(rb"\\u(?:200[bcd]|2060|feff|00ad)")
+_ASCII_SPACE = bytes(code for code in range(128) if chr(code).isspace())
+_ASCII_LOWER = bytes.maketrans(bytes(range(65, 91)), bytes(range(97, 123)))
+_DROP_SEPARATORS = dict.fromkeys([*map(ord, INVISIBLE), *(code for code in range(0x3001) if chr(code).isspace())])
+"""``str.translate`` table removing what ``_SEPARATOR`` skips (every whitespace character is below U+3001)."""
 
 _lock = threading.Lock()
 _names: dict[str, str] = {}
-"""Every form of every registered value -> the name the placeholder shows."""
-_pattern: re.Pattern[str] | None = None
+"""Every registered value -> the name the placeholder shows."""
+
+
+class _Redactor:
+    """Everything ``redact`` needs for one set of secrets, built once when that set changes."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        exact = {form: name for value, name in names.items() for form in _forms(value)}
+        derived = {value: name for value, name in names.items() if len(value) >= MIN_DERIVED_CHARS}
+        # Longest first: a form inside another loses; the exact wire forms before the derived patterns, which
+        # would stop a URL-encoded value at its first escape.
+        alternatives = [(re.escape(form), exact[form]) for form in sorted(exact, key=len, reverse=True)]
+        alternatives += [(_derived_pattern(value), derived[value]) for value in sorted(derived, key=len, reverse=True)]
+        self.group_names = {f"s{index}": name for index, (_, name) in enumerate(alternatives)}
+        self.pattern = re.compile("|".join(f"(?P<s{index}>{form})" for index, (form, _) in enumerate(alternatives)))
+        # What the prefilter looks for in the normalised text: each exact form (normalising a text keeps every
+        # substring's normalised form in it) and each derived value's shortest prefix; none inside another.
+        needles = {_normalise(form) for form in exact} | {_normalise(value[:MIN_DERIVED_CHARS]) for value in derived}
+        needles = {needle for needle in needles if not any(other != needle and other in needle for other in needles)}
+        self.prefilter = re.compile(b"|".join(map(re.escape, sorted(needles))))
+        self.shortest = min(map(len, needles))
+
+    def redact(self, text: str) -> str:
+        if not self._may_hold_a_secret(text):
+            return text
+        return self.pattern.sub(self._placeholder, text)
+
+    def _may_hold_a_secret(self, text: str) -> bool:
+        """False only when no form can match: one scan for literal needles (which ``re`` does fast, by their
+        first bytes), before the slower pattern. Short ASCII text (keys, labels) is never normalised."""
+        if len(text) < self.shortest and text.isascii():
+            return False
+        return self.prefilter.search(_normalise(text)) is not None
+
+    def _placeholder(self, match: re.Match[str]) -> str:
+        return f"[REDACTED:{self.group_names[match.lastgroup or '']}]"
+
+
+_pattern: _Redactor | None = None
+"""None until a secret is registered: nothing to redact."""
 
 
 def register_secret(value: str | SecretStr | None, name: str) -> None:
@@ -45,10 +108,10 @@ def register_secret(value: str | SecretStr | None, name: str) -> None:
     if plain is None or len(plain) < MIN_SECRET_CHARS:
         return
     with _lock:
-        for form in _forms(plain):
-            _names.setdefault(form, name)
-        alternatives = sorted(_names, key=len, reverse=True)  # longest first: a form inside another loses
-        _pattern = re.compile("|".join(re.escape(form) for form in alternatives))
+        if plain in _names:
+            return
+        _names[plain] = name
+        _pattern = _Redactor(_names)
 
 
 def register_env_secret(env_name: str | None) -> None:
@@ -78,14 +141,28 @@ def _forms(value: str) -> set[str]:
     return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
 
 
-def _placeholder(match: re.Match[str]) -> str:
-    return f"[REDACTED:{_names[match.group()]}]"
+def _derived_pattern(value: str) -> str:
+    """Case-insensitive: the first ``MIN_DERIVED_CHARS`` characters, then as many of the following ones as
+    the text goes on with, any invisible or whitespace characters in between."""
+    chars = [re.escape(char) for char in value]
+    required = _SEPARATOR.join(chars[:MIN_DERIVED_CHARS])
+    return "(?i:" + required + "".join(f"(?:{_SEPARATOR}{char})?" for char in chars[MIN_DERIVED_CHARS:]) + ")"
+
+
+def _normalise(text: str) -> bytes:
+    """``text`` case-folded without what ``_SEPARATOR`` skips, as UTF-8: ASCII text (most text) takes the
+    bytes fast path, several times faster than ``str.translate``."""
+    if text.isascii():
+        normalised = text.encode("ascii").translate(_ASCII_LOWER, _ASCII_SPACE)
+    else:
+        normalised = text.translate(_DROP_SEPARATORS).casefold().encode("utf-8", "surrogatepass")
+    return _ESCAPED_INVISIBLE.sub(b"", normalised) if b"\\u" in normalised else normalised
 
 
 def redact(text: str) -> str:
-    """``text`` with every registered secret replaced by ``[REDACTED:<name>]``."""
-    pattern = _pattern
-    return text if pattern is None else pattern.sub(_placeholder, text)
+    """``text`` with every registered secret (and derived copy) replaced by ``[REDACTED:<name>]``."""
+    redactor = _pattern
+    return text if redactor is None else redactor.redact(text)
 
 
 def redact_data(data: Any) -> Any:

@@ -4,7 +4,9 @@ Starts ``assay guardrail serve`` with ``examples/guardrails.json`` on 127.0.0.1,
 100 and 200 words (each distinct, so answer sentences are always new; the retrieved context repeats, as it
 does for a RAG system's popular documents) from 1, 4 and 16 concurrent clients, and prints p50/p95/p99
 latency, throughput, and the ratio of the HTTP p50 to the in-process ``Guard.check`` p50 measured in the same
-run, so the service's own overhead is visible. Goal: p95 <= 50 ms for answers up to 200 words."""
+run, so the service's own overhead is visible. Goal (issue 25): p95 under 100 ms for a 100-word answer at
+1 client on this 2-CPU machine, loaded as it is; the load average is printed first, since a comparison of
+two runs means something only at similar loads. ``--concurrency 1 --words 100`` measures just that case."""
 
 import argparse
 import os
@@ -28,6 +30,7 @@ CONTEXT = [
     "The account can be opened online, in the app or in a branch by anyone aged 16 or over who lives in the UK. "
     "The minimum opening deposit is £1 and the maximum balance is £250,000.",
 ]
+GOAL_P95_MS = 100
 SENTENCE = "Balances from £10,000 to £49,999 earn 3.25% AER and interest is paid monthly, case {n}."
 
 
@@ -55,11 +58,14 @@ def free_port() -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=60, help="Requests per (concurrency, length).")
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16], help="Concurrent clients.")
+    parser.add_argument("--words", type=int, nargs="+", default=[50, 100, 200], help="Answer lengths in words.")
     args = parser.parse_args()
+    print(f"load average {' '.join(f'{load:.2f}' for load in os.getloadavg())} on {os.cpu_count()} CPUs")
     guard = Guard.from_path(CONFIG)
     guard.warm_up()
     baseline = {}
-    for words in (50, 100, 200):
+    for words in args.words:
         times = []
         for n in range(args.requests):
             started = time.perf_counter()
@@ -79,8 +85,8 @@ def main() -> None:
             while not probe.ready():
                 time.sleep(0.2)
         counter = iter(range(10**9))
-        for concurrency in (1, 4, 16):
-            for words in (50, 100, 200):
+        for concurrency in args.concurrency:
+            for words in args.words:
                 clients = [Client(url) for _ in range(concurrency)]
 
                 def one(index: int, words: int = words, clients: list[Client] = clients) -> float:
@@ -94,9 +100,10 @@ def main() -> None:
                     latencies = list(pool.map(one, range(args.requests)))
                 elapsed = time.perf_counter() - started
                 p50, p95, p99 = percentiles(latencies)
+                goal = "(p95 goal met)" if p95 < GOAL_P95_MS else f"(p95 over the {GOAL_P95_MS} ms goal)"
                 print(f"http c={concurrency:>2} {words:>3} words: p50 {p50:6.1f} ms  p95 {p95:6.1f}  p99 {p99:6.1f}  "
                       f"{args.requests / elapsed:6.1f} req/s  p50 ratio vs in-process {p50 / baseline[words][0]:4.2f}x "
-                      f"{'(p95 goal met)' if p95 <= 50 else '(p95 over the 50 ms goal)'}")  # fmt: skip
+                      f"{goal}")  # fmt: skip
                 for client in clients:
                     client.close()
     finally:

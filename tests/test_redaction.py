@@ -2,8 +2,10 @@
 
 import base64
 import io
+import json
 import logging
 import os
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +30,7 @@ from assay.redaction import (
 )
 from assay.storage import ArtifactStore, LocalObjectStore
 from evaluators import build_evaluator, run_evaluator
+from tests.support.secrets import derived_copies, files_holding
 
 SECRET_ENV = "ASSAY_TEST_RAG_API_KEY"
 SECRET = "sk-test-7Fq2xLp9Rz4Wm8Kd"
@@ -57,7 +60,8 @@ class EchoingHost(Host):
     async def answer(self, case: TestCase) -> HostAnswer:
         key = os.environ[self.config.secret_ref or ""]
         basic = base64.b64encode(f"svc-user:{key}".encode()).decode()
-        raise ConnectionError(f"401 Unauthorized: invalid api key {key!r} (Authorization: Basic {basic})")
+        copies = " / ".join(derived_copies(key))
+        raise ConnectionError(f"401 Unauthorized: invalid api key {key!r} (Authorization: Basic {basic}; {copies})")
 
 
 register_host(EchoingHost)
@@ -73,6 +77,47 @@ def test_values_and_their_wire_forms_are_redacted() -> None:
     for offset in range(3):  # whatever the user name, the secret's base64 is gone
         encoded = base64.b64encode(b"u" * offset + b":" + secret.encode()).decode()
         assert encoded[4:-4] not in redact(encoded)
+
+
+def test_derived_copies_of_a_secret_are_redacted() -> None:
+    """Issue 25, item 6: a prefix of 12+ characters, any case, zero-width characters or whitespace inside."""
+    secret = "sk-live-9Qw3Ez7Rt5Yu1Io8Pa2S"
+    register_secret(secret, "BANK_API_KEY")
+    marker = "[REDACTED:BANK_API_KEY]"
+    copies = [
+        secret[:22],
+        secret[:12],
+        secret.upper(),
+        secret.lower(),
+        "\u200b".join(secret),
+        "\u00ad".join(secret[:15]),
+        "\ufeff".join(secret.upper()[:20]),
+        " ".join(secret),
+        secret[:10] + "\n\t" + secret[10:],
+        json.dumps("\u200b".join(secret))[1:-1],  # as a raw JSON body holds it: \\u200b between characters
+    ]
+    for copy in copies:
+        assert redact(f"key {copy}: rejected") == f"key {marker}: rejected", repr(copy)
+    masked = f"shown as {secret[:11]}... and ...{secret[-4:]}"  # under 12 characters: too little to redact
+    assert redact(masked) == masked
+    assert redact(f"{secret}{secret[:14]}") == marker * 2
+    assert redact_data({"rows": [secret.upper()[:13]]}) == {"rows": [marker]}
+
+
+def test_secrets_under_12_characters_are_matched_exactly() -> None:
+    register_secret("Pw9-abc", "SHORT_KEY")
+    assert redact("Pw9-abc and PW9-ABC and Pw9-ab") == "[REDACTED:SHORT_KEY] and PW9-ABC and Pw9-ab"
+
+
+def test_redaction_cost_on_10k_rows_stays_small() -> None:
+    """Every stored string goes through ``redact``: 10k rows of about 600 characters, three secrets."""
+    for number, value in enumerate(["sk-live-9Qw3Ez7Rt5Yu1Io8Pa2S", "AKIAEXAMPLE123456", "wJalrXUtnFEMI/K7MDENG"]):
+        register_secret(value, f"KEY_{number}")
+    row = "Balances from £10,000 to £49,999 earn 3.25% AER; interest is paid monthly, case {n}. " * 7
+    rows = [{"answer": row.format(n=n), "error": None} for n in range(10_000)]
+    started = time.perf_counter()
+    assert redact_data(rows) == rows
+    assert time.perf_counter() - started < 2  # about 0.1 s here
 
 
 def test_short_values_are_not_registered() -> None:
@@ -155,8 +200,10 @@ def test_an_echoed_secret_is_stored_nowhere(tmp_path: Path, monkeypatch: pytest.
         log_file.close()
     assert row.error is not None and "401 Unauthorized" in row.error
     assert "[REDACTED:ASSAY_TEST_RAG_API_KEY]" in row.error and "(after 2 attempts)" in row.error
+    assert row.error.count("[REDACTED:ASSAY_TEST_RAG_API_KEY]") == 6  # the key, its base64 and 4 derived copies
     forms = [SECRET, base64.b64encode(f"svc-user:{SECRET}".encode()).decode()[12:-4]]
     written = [path for path in tmp_path.rglob("*") if path.is_file()]
     assert len(written) > 5 and (tmp_path / "run.log").stat().st_size > 0
     leaks = [str(path) for path in written for form in forms if form.encode() in path.read_bytes()]
     assert leaks == []
+    assert files_holding(SECRET, written) == []  # no derived copy either

@@ -2,20 +2,27 @@
 
 import json
 import os
+import threading
+import time
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from assay.cli.common import console, user_errors
+from assay.cli.common import command_group, console, errors, user_errors
 from assay.escaping import for_terminal
 
-app = typer.Typer(help="The guardrail service (seed 002's real-time safety shield).", no_args_is_help=True)
+if TYPE_CHECKING:
+    from assay.guardrail.checks import Guard
+    from assay.models.guardrail import CheckResult
+
+app = command_group("The guardrail service (seed 002's real-time safety shield).")
 
 ConfigOption = Annotated[
     Path, typer.Option("--config", help="Guardrail configuration (guardrails.json of an MRM run, or your own).")
 ]
 VERDICT_STYLES = {"allow": "green", "flag": "yellow", "block": "bold red"}
+CHECK_TIMEOUT_S = 300.0
 
 
 @app.command("serve")
@@ -57,13 +64,18 @@ def check(
         list[str] | None, typer.Option("--context", help="A retrieved context chunk (repeat for several).")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
+    timeout: Annotated[
+        float,
+        typer.Option(min=0.001, help="Seconds to wait for the verdict, loading the guard's models included."),
+    ] = CHECK_TIMEOUT_S,
 ) -> None:
-    """Check one answer in this process (no server) and print the verdict; exit 0 whatever the verdict."""
+    """Check one answer in this process (no server) and print the verdict; exit 0 whatever the verdict, 1 when
+    no verdict came within --timeout."""
     from assay.guardrail.checks import Guard
 
     with user_errors():
         guard = Guard.from_path(config)
-    result = guard.check(question, answer, context or None)
+    result = _checked_within(guard, question, answer, context or None, timeout)
     if as_json:
         console.print_json(json.dumps(result.model_dump(mode="json")))
         return
@@ -74,3 +86,59 @@ def check(
     for item in result.evaluators:
         if item.status != "scored":
             console.print(f"  {item.evaluator_id}: {item.status}: {for_terminal(item.reason or '')}", highlight=False)
+
+
+def _checked_within(
+    guard: "Guard", question: str, answer: str, context: list[str] | None, seconds: float
+) -> "CheckResult":
+    """The guard's verdict, or exit 1 with what it was doing when ``seconds`` ran out.
+
+    Most of a one-off check is loading the models (importing torch and sentence-transformers, reading the
+    weights: about 10 s on an idle machine, minutes on a busy one), not checking: no service is called. Python
+    cannot stop that load, so it runs in a daemon thread the command stops waiting for."""
+    from assay.guardrail.budget import TimeBudgetExceeded
+
+    outcome: dict[str, Any] = {}
+    started = time.monotonic()
+
+    def work() -> None:
+        try:
+            outcome["result"] = guard.check(question, answer, context, time_budget_s=seconds)
+        except TimeBudgetExceeded as error:
+            outcome["error"] = error
+        except Exception as error:  # an unexpected failure: reported as one line by the CLI's group
+            outcome["failure"] = error
+
+    worker = threading.Thread(target=work, name="guardrail-check", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if "failure" in outcome:
+        raise outcome["failure"]
+    if "result" in outcome:
+        return outcome["result"]
+    waited = time.monotonic() - started
+    doing = str(outcome["error"]) if "error" in outcome else _loading(guard)
+    errors.print(
+        f"[bold red]no verdict within {waited:.1f}s[/] (--timeout {seconds:g}): {for_terminal(doing)}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    raise typer.Exit(code=1)
+
+
+def _loading(guard: "Guard") -> str:
+    """What a guard still loading is loading, and how to make that faster."""
+    from assay.config import load_settings
+    from evaluators.registry import evaluator_class
+
+    settings = load_settings()
+    users = [name for name in guard.evaluator_ids if "embeddings" in evaluator_class(name).spec.needs]
+    if not users:
+        return "the guard was still loading its evaluators' models; raise --timeout on a busy machine"
+    return (
+        f"the guard was still loading the embedding model {settings.embedding_model!r} "
+        f"({settings.embedding_backend} backend) that {', '.join(users)} needs: importing torch and "
+        "sentence-transformers and reading the weights takes most of a one-off check (about 10 s on an idle "
+        "machine, minutes on a busy one); raise --timeout, run `assay guardrail serve` to load it once, or set "
+        'embedding_backend = "onnx" (ASSAY_EMBEDDING_BACKEND=onnx), which loads in about 3 s'
+    )

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.embeddings.engine import Embedder
+from assay.guardrail.budget import spend, time_budget
 from assay.guardrail.config import ACTIONS, GuardedMetric, GuardrailConfig, load_config
 from assay.guardrail.embedding import BoundedEmbedder
 from assay.models.guardrail import Action, CheckResult, ConfigIdentity, EvaluatorCheck, MetricCheck, Verdict
@@ -30,13 +31,16 @@ from evaluators.runner import score_case, skip_reason
 
 ZERO_TOLERANCE_DOMAINS = frozenset({"privacy"})
 CONTEXT_ONLY_METRICS = frozenset({"model_retrieval_failures"})
+WARM_UP_SENTENCES = tuple(
+    f"Sample sentence {number} of the warm-up answer, as long as a real sentence." for number in range(12)
+)
 GUARD_PARAMETERS: dict[str, dict[str, Any]] = {
     # Live answers carry no test-case categories, and an attack need not be labelled: decode every answer.
     "encoding_guardrail": {"decode_only_encoding_categories": False},
 }
 
 
-def _default_embedder() -> Embedder:
+def _default_embedder(threads: int | None = None) -> Embedder:
     from assay.config import load_settings
 
     settings = load_settings()
@@ -44,6 +48,7 @@ def _default_embedder() -> Embedder:
         settings.embedding_model,
         backend=settings.embedding_backend,
         export_dir=settings.cache_path.resolve() / "onnx",
+        threads=threads,
     )
 
 
@@ -71,7 +76,7 @@ class Guard:
         self.config = config
         self.identity = ConfigIdentity(sha256=config.sha256, version=config.version, reviewed_by=config.reviewed_by)
         embedder: Embedder | None = None
-        factory = embedder_factory or _default_embedder
+        factory = embedder_factory or (lambda: _default_embedder(config.limits.embedding_threads))
 
         def shared_embedder() -> Embedder:
             nonlocal embedder
@@ -111,10 +116,12 @@ class Guard:
         return list(self._guarded)
 
     def warm_up(self) -> None:
-        """Probe the evaluators and load the models, then check one sample answer so lazily built pieces
-        (sentence splitter, regex suites) are ready before the first request."""
+        """Probe the evaluators and load the models, then check sample answers so lazily built pieces
+        (sentence splitter, regex suites, the model's buffers for a batch of several sentences: 0.2-0.4 s on
+        the first one) are ready before the first request."""
         self._probe()
         self.check("Is the guard ready?", "The guard is ready.", ["The guard is ready."])
+        self.check("Is the guard ready?", " ".join(WARM_UP_SENTENCES), list(WARM_UP_SENTENCES[:2]))
         self._ready.set()
 
     def _probe(self) -> None:
@@ -133,10 +140,18 @@ class Guard:
                         guarded.unavailable = guarded.unavailable or f"embedding model unavailable: {error}"
             self._probed = True
 
-    def check(self, question: str, answer: str, context: Sequence[str] | None = None) -> CheckResult:
+    def check(
+        self, question: str, answer: str, context: Sequence[str] | None = None, *, time_budget_s: float | None = None
+    ) -> CheckResult:
+        """The verdict on one answer; with ``time_budget_s``, raises ``TimeBudgetExceeded`` rather than return
+        a verdict some evaluator did not finish (see ``assay.guardrail.budget``)."""
         started = time.perf_counter()
         if not self._probed:
             self._probe()
+        with time_budget(time_budget_s):
+            return self._check(question, answer, context, started)
+
+    def _check(self, question: str, answer: str, context: Sequence[str] | None, started: float) -> CheckResult:
         case = CaseContext.build(
             test_case_key=f"live-{next(self._counter)}",
             model_key="live",
@@ -144,7 +159,10 @@ class Guard:
             actual_output=answer,
             retrieved_context=list(context or []),
         )
-        checks = [self._check_one(evaluator_id, guarded, case) for evaluator_id, guarded in self._guarded.items()]
+        checks = []
+        for evaluator_id, guarded in self._guarded.items():
+            spend()
+            checks.append(self._check_one(evaluator_id, guarded, case))
         verdict, reasons = _verdict(checks)
         return CheckResult(
             verdict=verdict,

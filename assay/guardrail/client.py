@@ -9,6 +9,8 @@ from typing import Any
 
 import httpx
 
+from assay.calls.errors import HostError
+from assay.calls.guarded_http import guarded_async_client, guarded_client
 from assay.models.guardrail import CheckRequest, CheckResult
 
 DEFAULT_TIMEOUT = 10.0
@@ -46,7 +48,7 @@ def _raise_for_status(response: httpx.Response) -> None:
     )
 
 
-def _unreachable(base_url: str, error: httpx.HTTPError) -> GuardrailError:
+def _unreachable(base_url: str, error: httpx.HTTPError | HostError) -> GuardrailError:
     return GuardrailError(f"guardrail at {base_url} unreachable: {type(error).__name__}: {error}")
 
 
@@ -55,12 +57,12 @@ class Client:
 
     def __init__(self, base_url: str, *, timeout: float = DEFAULT_TIMEOUT, **httpx_options: Any) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, **httpx_options)
+        self._http = guarded_client(base_url=self.base_url, timeout=timeout, **httpx_options)
 
     def check(self, question: str, answer: str, context: Sequence[str] | None = None) -> CheckResult:
         try:
             response = self._http.post("/check", json=_payload(question, answer, context))
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, HostError) as error:
             raise _unreachable(self.base_url, error) from error
         return _result(response)
 
@@ -68,7 +70,7 @@ class Client:
         """True once the service has loaded its models; False while it warms up or cannot be reached."""
         try:
             return self._http.get("/readyz").status_code == 200
-        except httpx.HTTPError:
+        except (httpx.HTTPError, HostError):
             return False
 
     def close(self) -> None:
@@ -86,19 +88,19 @@ class AsyncClient:
 
     def __init__(self, base_url: str, *, timeout: float = DEFAULT_TIMEOUT, **httpx_options: Any) -> None:
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, **httpx_options)
+        self._http = guarded_async_client(base_url=self.base_url, timeout=timeout, **httpx_options)
 
     async def check(self, question: str, answer: str, context: Sequence[str] | None = None) -> CheckResult:
         try:
             response = await self._http.post("/check", json=_payload(question, answer, context))
-        except httpx.HTTPError as error:
+        except (httpx.HTTPError, HostError) as error:
             raise _unreachable(self.base_url, error) from error
         return _result(response)
 
     async def ready(self) -> bool:
         try:
             return (await self._http.get("/readyz")).status_code == 200
-        except httpx.HTTPError:
+        except (httpx.HTTPError, HostError):
             return False
 
     async def aclose(self) -> None:

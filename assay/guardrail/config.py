@@ -10,7 +10,8 @@ measured") is checked for shape and kept as its one-line summary, so a verdict c
 threshold was ever checked against people; a configuration written before it existed says "not recorded".
 
 Optional keys the service adds: ``actions`` (evaluator -> "block" | "flag", overriding the default of blocking
-on privacy and security evaluators), ``parameters`` (evaluator -> build parameters) and ``version``."""
+on privacy and security evaluators), ``parameters`` (evaluator -> build parameters), ``version`` and
+``service`` (the request limits and CPU budget of ``ServiceLimits``; each has a default)."""
 
 import hashlib
 import json
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 import evaluators
+from assay.jsonio import JSONInputError, strict_loads
 from assay.models.guardrail import Action
 from assay.models.thresholds import NO_REVIEWER, ThresholdBook, ThresholdEntry
 from evaluators.registry import evaluator_class
@@ -34,6 +36,7 @@ KNOWN_KEYS = (
     "actions",
     "parameters",
     "version",
+    "service",
 )
 ACTIONS: tuple[Action, ...] = ("block", "flag")
 VALIDITY_BASES = ("reviewer labels", "published", "not measured")
@@ -60,6 +63,23 @@ class GuardedMetric:
 
 
 @dataclass(frozen=True)
+class ServiceLimits:
+    """What one ``/check`` request may cost: an answer of any size is checked in full, so these bounds are what
+    keeps one hostile body (100k context items, seconds of embedding) from taking the service's CPU."""
+
+    max_context_items: int = 100
+    """Retrieved chunks per request; a RAG system sends a handful. More: 422."""
+    max_text_chars: int = 100_000
+    """Characters of question, answer and context together (about 15k words). More: 422."""
+    check_budget_s: float = 5.0
+    """Wall-clock seconds one check may run; past it the check stops (between embedding batches and between
+    evaluators) and the request gets 503 with the reason, never a verdict from a partial check."""
+    embedding_threads: int = 1
+    """Threads the embedding model uses per call. One: calls are serialised anyway, and several threads
+    spin-wait on a shared CPU (p95 0.8 s against 0.07 s for one thread at load 2 on 2 cores, bench/guardrail.py)."""
+
+
+@dataclass(frozen=True)
 class GuardrailConfig:
     source: str
     sha256: str
@@ -69,6 +89,7 @@ class GuardrailConfig:
     version: str | None = None
     reviewed_by: str | None = None
     labelled: str | None = None  # 'N labels by X, M changed' (the threshold book's statement)
+    limits: ServiceLimits = field(default_factory=ServiceLimits)
 
 
 def default_config_data(evaluator_ids: Sequence[str] = DEFAULT_EVALUATORS) -> dict[str, Any]:
@@ -102,7 +123,9 @@ def load_config(path: str | Path) -> GuardrailConfig:
     except OSError as error:
         raise ValueError(f"{path}: cannot read the guardrail configuration ({error.strerror or error})") from None
     try:
-        data = json.loads(raw)
+        data = strict_loads(raw.decode(json.detect_encoding(raw)))
+    except JSONInputError as error:
+        raise ValueError(f"{path}: {error}") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not valid JSON ({error})") from None
     return parse_config(data, source=str(path), sha256=hashlib.sha256(raw).hexdigest())
@@ -144,6 +167,7 @@ def parse_config(data: Any, *, source: str, sha256: str | None = None) -> Guardr
         version=_optional_text(data, "version", fail),
         reviewed_by=_optional_text(data, "thresholds_reviewed_by", fail),
         labelled=_optional_text(data, "thresholds_labelled", fail),
+        limits=_limits(data.get("service", {}), fail),
     )
 
 
@@ -257,6 +281,21 @@ def _parameters(value: Any, ids: list[str], fail: Fail) -> dict[str, dict[str, A
                 takes = ", ".join(sorted(known))
                 raise fail(f"parameters.{evaluator_id}.{name}", f"no such parameter; it takes {takes}")
     return {evaluator_id: dict(parameters) for evaluator_id, parameters in value.items()}
+
+
+def _limits(value: Any, fail: Fail) -> ServiceLimits:
+    if not isinstance(value, dict):
+        raise fail("service", "expected an object of limit -> value")
+    defaults = ServiceLimits()
+    known = {name: type(getattr(defaults, name)) for name in ServiceLimits.__dataclass_fields__}
+    for name, number in value.items():
+        if name not in known:
+            raise fail(f"service.{name}", f"unknown setting; the service has {', '.join(known)}")
+        if isinstance(number, bool) or not isinstance(number, int | float) or not math.isfinite(number) or number <= 0:
+            raise fail(f"service.{name}", f"expected a positive number, got {number!r}")
+        if known[name] is int and number != int(number):
+            raise fail(f"service.{name}", f"expected a whole number, got {number!r}")
+    return ServiceLimits(**{name: known[name](number) for name, number in value.items()})
 
 
 def _optional_text(data: dict[str, Any], key: str, fail: Fail) -> str | None:

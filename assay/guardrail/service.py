@@ -3,9 +3,13 @@
 - Models load once, in a background thread at start-up: ``/healthz`` answers at once (the process is up),
   ``/readyz`` and ``/check`` answer 503 until the guard is warm, so an orchestrator routes no traffic to a
   replica that would spend seconds loading a model inside a user's request.
-- ``/check`` is a plain ``def`` endpoint: FastAPI runs it in its thread pool, so the CPU-bound checks never
-  block the event loop that keeps accepting requests and answering health probes.
-- Request bodies are limited (1 MiB by default) before they are parsed: a larger body gets a JSON 413.
+- ``/check`` runs the CPU-bound checks in the thread pool, so they never block the event loop that keeps
+  accepting requests and answering health probes.
+- What one request may cost is bounded, each refusal a JSON body whose ``error`` says why: the body (1 MiB by
+  default) before it is parsed (413); strict JSON, so ``NaN`` and ``Infinity`` are refused like any invalid
+  input (422, never a 500); the context items and total characters (422, ``ServiceLimits`` in the
+  configuration's ``service`` key); and the check's time (503 when it ran past its budget and was stopped: the
+  request was acceptable, the service could not finish it in time, and no verdict from a partial check is sent).
 - One JSON log line per request with its id, status, verdict, latency and the *lengths* of what was
   checked, never the text itself: the checked answers are customers' conversations.
 """
@@ -23,8 +27,12 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
 
+from assay.guardrail.budget import TimeBudgetExceeded
 from assay.guardrail.checks import Guard
+from assay.guardrail.config import ServiceLimits
 from assay.models.guardrail import CheckRequest, CheckResult
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -171,8 +179,14 @@ def create_app(
             return not_ready()
         return {"ready": True, "evaluators": guard.evaluator_ids, "config_sha256": guard.identity.sha256}
 
-    @app.post("/check", response_model=None, responses={200: {"model": CheckResult}})
-    def check(payload: CheckRequest, request: Request) -> Response:
+    limits = guard.config.limits
+
+    @app.post("/check", response_model=None, responses=CHECK_RESPONSES, openapi_extra=CHECK_REQUEST_BODY)
+    async def check(request: Request) -> Response:
+        try:
+            payload = parse_check_request(await request.body())
+        except InvalidRequest as invalid:
+            return JSONResponse(invalid.body, status_code=422)
         context = payload.context or []
         request.state.check_log = {
             "question_chars": len(payload.question),
@@ -180,13 +194,79 @@ def create_app(
             "context_chunks": len(context),
             "context_chars": sum(len(chunk) for chunk in context),
         }
+        if (too_big := over_limits(request.state.check_log, limits)) is not None:
+            return JSONResponse({"error": too_big}, status_code=422)
         if not guard.ready:
             return not_ready()
-        result = guard.check(payload.question, payload.answer, context or None)
+        try:
+            result = await run_in_threadpool(
+                guard.check, payload.question, payload.answer, context or None, time_budget_s=limits.check_budget_s
+            )
+        except TimeBudgetExceeded as stopped:
+            request.state.check_log |= {"verdict": None, "stopped": "time budget"}
+            return JSONResponse({"error": f"{stopped}; send less context or retry later"}, status_code=503)
         request.state.check_log |= {"verdict": result.verdict, "check_ms": result.elapsed_ms}
         return Response(result.model_dump_json(), media_type="application/json")
 
     return app
+
+
+CHECK_REQUEST_BODY = {
+    "requestBody": {"required": True, "content": {"application/json": {"schema": CheckRequest.model_json_schema()}}}
+}
+CHECK_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": CheckResult},
+    413: {"description": "The body is larger than the limit."},
+    422: {"description": "Invalid JSON or request, or over the item or text limits; `error` says which."},
+    503: {"description": "Not ready yet, or the check ran past its time budget."},
+}
+MAX_REPORTED_ERRORS = 10
+
+
+class InvalidRequest(ValueError):
+    """A ``/check`` body that is not a valid request; ``body`` is the 422 answer (never the input echoed)."""
+
+    def __init__(self, error: str, detail: list[dict[str, Any]] | None = None) -> None:
+        super().__init__(error)
+        self.body: dict[str, Any] = {"error": error} | ({"detail": detail} if detail else {})
+
+
+def _refuse_constant(name: str) -> Any:
+    raise InvalidRequest(f"invalid JSON: {name} is not a JSON value (use a number or null)")
+
+
+def parse_check_request(body: bytes) -> CheckRequest:
+    """Strict JSON (Python's parser takes NaN and Infinity, which JSON does not have) into a ``CheckRequest``."""
+    try:
+        data = json.loads(body, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise InvalidRequest(f"invalid JSON: {error}") from None
+    except RecursionError:
+        raise InvalidRequest("invalid JSON: nested too deeply") from None
+    try:
+        return CheckRequest.model_validate(data)
+    except ValidationError as error:
+        problems = error.errors(include_url=False, include_context=False, include_input=False)
+        shown = problems[:MAX_REPORTED_ERRORS]
+        where = "; ".join(f"{'.'.join(map(str, problem['loc'])) or 'body'}: {problem['msg']}" for problem in shown)
+        more = f" (and {len(problems) - len(shown)} more)" if len(problems) > len(shown) else ""
+        raise InvalidRequest(f"invalid request: {where}{more}", shown) from None
+
+
+def over_limits(sizes: dict[str, int], limits: ServiceLimits) -> str | None:
+    """Why a request of these sizes is refused, or None when it is within ``limits``."""
+    if sizes["context_chunks"] > limits.max_context_items:
+        return (
+            f"context has {sizes['context_chunks']} items; the limit is {limits.max_context_items} "
+            "(service.max_context_items in the guardrail configuration)"
+        )
+    total = sizes["question_chars"] + sizes["answer_chars"] + sizes["context_chars"]
+    if total > limits.max_text_chars:
+        return (
+            f"question, answer and context hold {total} characters; the limit is {limits.max_text_chars} "
+            "(service.max_text_chars in the guardrail configuration)"
+        )
+    return None
 
 
 def app_from_environment() -> FastAPI:

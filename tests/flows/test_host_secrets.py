@@ -1,8 +1,9 @@
 """The issue's secret check, end to end: ``assay evaluate --host FILE`` against a local OpenAI-compatible
 server that needs a key, read from the environment variable the host file names. One case's error echoes the
-key, as real APIs do. Then every output is grepped for the key: the CLI's output, every file under the output
-folder and the Assay home (test lab, checkpoints, results, artifacts, logs), the flow runs' parameters and the
-Prefect database itself (which holds the runs' logs)."""
+key, as real APIs do, and derived copies of it (issue 25: cut short, upper-cased, split by zero-width
+characters or spaces). Then every output is grepped for the key and for any copy of its first 12 characters:
+the CLI's output, every file under the output folder and the Assay home (test lab, checkpoints, results,
+artifacts, logs), the flow runs' parameters and the Prefect database itself (which holds the runs' logs)."""
 
 import json
 from pathlib import Path
@@ -13,6 +14,7 @@ from typer.testing import CliRunner
 
 from assay.cli.main import app
 from tests.support.openai_server import OpenAIServer, serve_openai
+from tests.support.secrets import derived_copies, files_holding
 
 SECRET_ENV = "ASSAY_TEST_SUT_KEY"
 SECRET = "sk-live-9Qw3Ez7Rt5Yu1Io8Pa2S"
@@ -58,6 +60,8 @@ def test_the_key_is_in_no_output_of_an_evaluate_run(
     errors = {row["test_case"]["key"]: row["error"] for row in lab["rows"]}
     assert errors["ok1"] is None and errors["ok2"] is None
     assert "[REDACTED:ASSAY_TEST_SUT_KEY]" in (errors["leaky"] or "")  # the echo was recorded, redacted
+    # ... with the derived copies the server echoed too (cut short, upper-cased, zero-width and space split)
+    assert (errors["leaky"] or "").count("[REDACTED:ASSAY_TEST_SUT_KEY]") == 1 + len(derived_copies(SECRET))
 
     assert SECRET not in result.output
     written = [path for root in (tmp_path, assay_home) for path in root.rglob("*") if path.is_file()]
@@ -67,3 +71,4 @@ def test_the_key_is_in_no_output_of_an_evaluate_run(
     assert len(written) > 10
     leaks = [str(path) for path in written if path != host_file and SECRET.encode() in path.read_bytes()]
     assert leaks == []
+    assert files_holding(SECRET, written) == []  # nor any copy from which the key's first 12 characters read back

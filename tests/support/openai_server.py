@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
 from tests.support.local_app import running_app
+from tests.support.secrets import derived_copies
 
 FAULTS = (*GENERIC_FAULTS, "401", "401_echo", "404", "400", "empty_choices", "empty_content", "not_object")
 
@@ -185,9 +186,11 @@ class OpenAIServer:
             return None
         if fault == "401":
             return _error(401, "invalid_request_error", "Incorrect API key provided.", code="invalid_api_key")
-        if fault == "401_echo":  # as some gateways do: the rejected key, in full, in the error body
+        if fault == "401_echo":  # as some gateways do: the rejected key in the error body, in full and in the
+            # derived copies an audit found stored: cut short, upper-cased, split by zero-width characters or spaces
             key = request.headers.get("authorization", "").removeprefix("Bearer ")
-            return _error(401, "invalid_request_error", f"Incorrect API key provided: {key}.", code="invalid_api_key")
+            message = f"Incorrect API key provided: {key} (seen as {', '.join(derived_copies(key))})."
+            return _error(401, "invalid_request_error", message, code="invalid_api_key")
         if fault == "404":
             return _error(404, "invalid_request_error", "The model does not exist.", code="model_not_found")
         if fault == "400":
