@@ -11,10 +11,10 @@ The prompt log-probabilities come from the judge's completions route (``assay.ju
 endpoint without one (chat-only) makes every case unavailable with the reason, asked once per run; a case
 whose log-probabilities cannot be read is unscored with the reason. No score is ever estimated.
 
-Threshold: the manual's default threshold is +inf, which never reports a problem and leaves no golden case
-able to fail. ``metric_threshold`` (a parameter the manual gives) defaults here to ``DEFAULT_THRESHOLD`` nats
-per token for the primary metric; the other aspects keep the manual's +inf. Calibrate it on the judge model
-you use: NLL levels differ between models.
+Threshold: the manual's default threshold is +inf for every metric, primary included, so GPTScore ranks
+models and reports no problem on its own. That is kept: NLL levels differ between judge models, so no one
+value means "bad" everywhere. Set ``metric_threshold`` (a parameter the manual gives), calibrated on the
+judge model you use, to have the primary metric report problems.
 """
 
 import asyncio
@@ -27,9 +27,13 @@ from assay.models.judges import JudgeCall
 from evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
 from evaluators.base import CaseContext, Scored
 
-DEFAULT_THRESHOLD = 2.0
-"""Default for the primary metric, nats per token: above it, the judge model finds the text unlikely."""
 INFINITY = float("inf")
+DEFAULT_THRESHOLD = INFINITY
+"""The manual's default for every metric (nats per token): no value is a problem until one is calibrated."""
+THRESHOLD_PARAMETER = (
+    "Threshold of the primary metric in nats per token (the manual's default is +inf: no problem is reported); "
+    "calibrate it on your judge model."
+)
 QA_TAIL = "Answer: Yes"
 _SENTINEL = "\ue000"
 
@@ -65,7 +69,7 @@ def gptscore_metrics(aspects: tuple[Aspect, ...]) -> list[MetricMeta]:
             display_name=aspect.display_name,
             description=f"{aspect.description} Average negative log-likelihood (nats per token); lower is better.",
             higher_is_better=False,
-            threshold=DEFAULT_THRESHOLD if index == 0 else INFINITY,
+            threshold=DEFAULT_THRESHOLD,
             range=(0.0, INFINITY),
             is_primary=index == 0,
         )

@@ -4,8 +4,11 @@ Each assertion passes or fails; the case score is the weighted average of the ou
 weights, scaled to 0-100, and a model's run-level score weights each case by its own weight. The default pass
 mark is 100: assertions are rules the response must satisfy, and the seed fails a whole evaluation when its
 JSON response does not validate, so a case passes only when every weighted rule holds; the 0-100 score keeps
-the partial credit for ranking prompts. Anything that cannot be checked (undefined variable, unreported
-cost, turn out of range) leaves the case unscored with the reason rather than counting a failure.
+the partial credit for ranking prompts. An assertion that cannot be checked (undefined variable, unreported
+cost, turn out of range) is left out with the reason rather than counted as a failure; the others are still
+checked. When one of them fails the case fails whatever the unchecked one would say, and is scored over the
+assertions that were checked; when all of them hold the outcome hangs on what could not be checked, so the
+case is unscored with the reasons (its details still list every assertion's outcome).
 """
 
 from collections.abc import Sequence
@@ -17,6 +20,9 @@ from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
 from evaluators import _assertion_checks as checks
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
+
+Verdict = tuple[bool | None, str]
+"""One assertion's outcome (None: it could not be checked) and what was observed, or why it was not checked."""
 
 TEXT_TYPES = {"EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH"}
 SINGLE_TARGET_TYPES = {"EXACT_MATCH", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED_WITH"}
@@ -112,28 +118,41 @@ class Assertions(Evaluator):
         answer, document, answer_is_json = self._answer(case, assertions)
         if case.response_format == "json" and not answer_is_json:
             # seed 004: a response that is not valid JSON fails the evaluation
-            verdicts = [(False, "the response is not valid JSON")] * len(assertions)
+            verdicts: list[Verdict] = [(False, "the response is not valid JSON")] * len(assertions)
         else:
             verdicts = [
-                self._holds(case, index, assertion, targets, arguments, answer, document)
-                for index, (assertion, (targets, arguments)) in enumerate(zip(assertions, resolved, strict=True))
+                (None, outcome)
+                if isinstance(outcome, str)
+                else self._holds(case, index, assertion, *outcome, answer, document)
+                for index, (assertion, outcome) in enumerate(zip(assertions, resolved, strict=True))
             ]
-        outcomes = [ok for ok, _ in verdicts]
-        passed_weight = sum(assertion.weight for assertion, ok in zip(assertions, outcomes, strict=True) if ok)
-        case_score = round(100.0 * passed_weight / total_weight, 6)
-        passed_share = round(sum(outcomes) / len(outcomes), 6)
-        scores: dict[str, float | None] = {
-            "assertion_score": case_score,
-            "assertions_passed": passed_share,
-            "assertions_failed": round(1.0 - passed_share, 6),
-            "weighted_assertion_score": case_score,
-        }
         listed = [
             {"index": index, "type": assertion.type, "passed": ok, "weight": assertion.weight}
             | ({} if ok else {"reason": reason})
             for index, (assertion, (ok, reason)) in enumerate(zip(assertions, verdicts, strict=True))
         ]
-        return Scored(scores=scores, details={"assertions": listed})
+        checked = [(assertion, ok) for assertion, (ok, _) in zip(assertions, verdicts, strict=True) if ok is not None]
+        unverified = [reason for ok, reason in verdicts if ok is None]
+        if unverified and not any(not ok and assertion.weight > 0 for assertion, ok in checked):
+            # Every assertion that could be checked holds: the case passes or fails on what could not be checked.
+            raise Unscored("; ".join(unverified), details={"assertions": listed})
+        details: dict[str, Any] = {"assertions": listed} | ({"unverified": unverified} if unverified else {})
+        return Scored(scores=self._scores(checked), details=details)
+
+    @staticmethod
+    def _scores(checked: Sequence[tuple[Assertion, bool]]) -> dict[str, float | None]:
+        """The case's scores over the assertions that could be checked (all of them unless one could not be,
+        and then a checked one fails, so the case fails whatever the unchecked one would say)."""
+        checked_weight = sum(assertion.weight for assertion, _ in checked)
+        passed_weight = sum(assertion.weight for assertion, ok in checked if ok)
+        case_score = round(100.0 * passed_weight / checked_weight, 6)
+        passed_share = round(sum(ok for _, ok in checked) / len(checked), 6)
+        return {
+            "assertion_score": case_score,
+            "assertions_passed": passed_share,
+            "assertions_failed": round(1.0 - passed_share, 6),
+            "weighted_assertion_score": case_score,
+        }
 
     def corpus_metrics(
         self, cases: Sequence[CaseContext], scores: Sequence[CaseScores]
@@ -149,19 +168,23 @@ class Assertions(Evaluator):
         return {"weighted_assertion_score": weighted}, {"case_weight_total": total}
 
     @staticmethod
-    def _problem(case: CaseContext, index: int, assertion: Assertion, message: str) -> Unscored:
-        return Unscored(f"test case {case.test_case_key}: assertions[{index}] ({assertion.type}): {message}")
+    def _problem(case: CaseContext, index: int, assertion: Assertion, message: str) -> str:
+        """Why an assertion cannot be checked, naming the case and the assertion."""
+        return f"test case {case.test_case_key}: assertions[{index}] ({assertion.type}): {message}"
 
-    def _resolve(self, case: CaseContext, index: int, assertion: Assertion) -> tuple[list[str], dict[str, Any] | None]:
-        """Targets and expected arguments with templates filled; authoring errors become unscored reasons."""
+    def _resolve(
+        self, case: CaseContext, index: int, assertion: Assertion
+    ) -> tuple[list[str], dict[str, Any] | None] | str:
+        """Targets and expected arguments with templates filled, or the authoring error (a message) that
+        leaves this assertion unchecked."""
         if assertion.type in SINGLE_TARGET_TYPES and len(assertion.targets) > 1:
-            raise self._problem(case, index, assertion, f"takes one target, got {len(assertion.targets)}")
+            return self._problem(case, index, assertion, f"takes one target, got {len(assertion.targets)}")
         if assertion.json_path is not None and assertion.type not in TEXT_TYPES:
-            raise self._problem(case, index, assertion, "json_path applies only to text assertions")
+            return self._problem(case, index, assertion, "json_path applies only to text assertions")
         if assertion.turn is not None and assertion.type not in TEXT_TYPES:
-            raise self._problem(case, index, assertion, "turn applies only to text assertions")
+            return self._problem(case, index, assertion, "turn applies only to text assertions")
         if assertion.json_path is not None and case.response_format != "json":
-            raise self._problem(
+            return self._problem(
                 case, index, assertion, f"json_path {assertion.json_path!r} needs response_format 'json', not 'text'"
             )
         try:
@@ -174,9 +197,9 @@ class Assertions(Evaluator):
                 else None
             )
         except checks.AssertionProblem as problem:
-            raise self._problem(case, index, assertion, str(problem)) from problem
-        except RecursionError as error:
-            raise self._problem(case, index, assertion, "its expected arguments nest too deeply") from error
+            return self._problem(case, index, assertion, str(problem))
+        except RecursionError:
+            return self._problem(case, index, assertion, "its expected arguments nest too deeply")
         return targets, arguments
 
     @staticmethod
@@ -211,15 +234,15 @@ class Assertions(Evaluator):
         arguments: dict[str, Any] | None,
         answer: str | None,
         document: Any,
-    ) -> tuple[bool, str]:
-        """One assertion's outcome with NOT applied, and what was observed (the reason when it fails);
-        raises Unscored when the case lacks what it checks."""
+    ) -> Verdict:
+        """One assertion's outcome with NOT applied, and what was observed (the reason when it fails); no
+        outcome when the case lacks what it checks (an unreported cost, a turn out of range)."""
         try:
             holds, observed = self._check(case, assertion, targets, arguments, answer, document)
         except checks.AssertionProblem as problem:
-            raise self._problem(case, index, assertion, str(problem)) from problem
-        except RecursionError as error:  # a value nested too deeply to compare or quote; checked, never crashed
-            raise self._problem(case, index, assertion, "the value it checks nests too deeply to compare") from error
+            return None, self._problem(case, index, assertion, str(problem))
+        except RecursionError:  # a value nested too deeply to compare or quote; checked, never crashed
+            return None, self._problem(case, index, assertion, "the value it checks nests too deeply to compare")
         if holds is None:  # a JSON turn that does not parse fails whatever the modifier
             return False, observed
         return holds != assertion.negate, f"negated, but {observed}" if assertion.negate else observed

@@ -17,6 +17,7 @@ import numpy as np
 from assay.embeddings.engine import Embedder
 from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow, ToolCall
 from assay.models.evaluation import CaseScores, EvaluatorSpec, ParameterMeta
+from evaluators._tasks import task_mismatch
 
 if TYPE_CHECKING:
     from assay.embeddings.keyed_store import KeyedJsonStore
@@ -246,6 +247,13 @@ class Evaluator(ABC):
         Such cases are unscored with the reason, and ``--evaluators all`` skips an evaluator that applies to
         no case."""
         return None
+
+    def inapplicable_reason(self, case: CaseContext) -> str | None:
+        """Why this evaluator does not apply to ``case``: a task its spec declares (``spec.tasks``) that the
+        case does not, else ``not_applicable``'s reason; None when it applies. Runs and ``--evaluators all``
+        ask this, so a task declared once in the spec is kept everywhere."""
+        reason = task_mismatch(self.spec.tasks, case.categories)
+        return reason if reason is not None else self.not_applicable(case)
 
     def judge_summary(self) -> "JudgeSummary | None":
         """Who judged this run's cases and at what cost, for evaluators that ask an LLM judge; else None."""

@@ -5,6 +5,16 @@ from ``corpus_metrics`` (scikit-learn over all of a model's scored cases), with 
 detail. Precision, recall and F1 are macro averages over every label seen as true or predicted, so a rare
 class counts as much as a common one; F1 is the mean of the per-class F1 scores. Per case every metric is the
 0/1 correctness of the label, which is exactly what those formulas give on a single case.
+
+Which cases are classification cases: a short expected answer ("£25.18", "Email us.") is no class label,
+and scoring it as one made a model right on all four yes/no cases of a bank suite score 0.556 (its five
+other short answers were counted as wrong "labels"). A case is a classification case when the suite says
+so, in the case (the category "classification") or once for the run (the ``labels`` parameter: its expected
+answer is one of them), or when its expected answer is a label of a closed set every reader knows (yes/no,
+true/false). Each case decides alone, so a lab scored in shards gets the same verdicts.
+
+The predicted label is the answer itself, or the known label the answer opens with: "Yes, you can." predicts
+"yes" ("Yes." and "yes" always did), so a model that explains its label is not counted wrong.
 """
 
 import unicodedata
@@ -17,6 +27,9 @@ from evaluators.base import CaseContext, Evaluator, Unscored
 from evaluators.registry import register
 
 METRICS = ("accuracy", "precision", "recall", "f1")
+CLASSIFICATION_CATEGORY = "classification"
+CLOSED_SETS = (frozenset({"yes", "no"}), frozenset({"true", "false"}))
+"""Label sets a case needs not declare: an expected answer "Yes" or "False" is a class label by itself."""
 
 
 def normalise_label(text: str) -> str:
@@ -74,14 +87,22 @@ class Classification(Evaluator):
     )
 
     golden = {
-        "good": {"expected_output": "Complaint", "actual_output": "complaint."},
-        "bad": {"expected_output": "Complaint", "actual_output": "Compliment"},
+        "good": {"expected_output": "Complaint", "actual_output": "complaint.", "categories": ["classification"]},
+        "bad": {"expected_output": "Complaint", "actual_output": "Compliment", "categories": ["classification"]},
     }
 
     metric_threshold: float | None = field(
         default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric accuracy."}
     )
 
+    labels: str = field(
+        default="",
+        metadata={
+            "description": "Comma-separated class labels of the suite: a case whose expected answer is one of "
+            "them is a classification case. Cases in the category 'classification' and yes/no or true/false "
+            "answers are classification cases without it."
+        },
+    )
     max_label_words: int = field(
         default=4,
         metadata={
@@ -90,11 +111,37 @@ class Classification(Evaluator):
         },
     )
 
+    def __post_init__(self) -> None:
+        self._declared = frozenset(label for part in self.labels.split(",") if (label := normalise_label(part)))
+
+    def known_labels(self, case: CaseContext) -> frozenset[str]:
+        """The labels ``case`` is classified among: the declared ones and the closed set its answer is in."""
+        truth = normalise_label(case.expected_output)
+        closed = next((labels for labels in CLOSED_SETS if truth in labels), frozenset())
+        return self._declared | closed
+
     def not_applicable(self, case: CaseContext) -> str | None:
+        if any(normalise_label(category) == CLASSIFICATION_CATEGORY for category in case.categories):
+            return None
         words = len(case.expected_output.split())
         if words > self.max_label_words:
             return f"the expected answer has {words} words, more than a class label ({self.max_label_words})"
-        return None
+        if normalise_label(case.expected_output) in self.known_labels(case):
+            return None
+        declared = f"one of the labels parameter ({self.labels})" if self._declared else "a labels parameter"
+        return (
+            f"the expected answer {case.expected_output!r} is no class label: not yes/no or true/false, not "
+            f"{declared}, and the case is not in the category 'classification'"
+        )
+
+    def predicted_label(self, case: CaseContext) -> str:
+        """The label the answer states: the answer itself, or the longest known label it opens with."""
+        answer = normalise_label(case.actual_output or "")
+        labels = self.known_labels(case) | {normalise_label(case.expected_output)}
+        if answer in labels:
+            return answer
+        opening = [label for label in labels if label and answer.startswith(label + " ")]
+        return max(opening, key=len) if opening else answer
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
         truth = normalise_label(case.expected_output)
@@ -105,7 +152,7 @@ class Classification(Evaluator):
             )
         # A punctuation-only answer is a failed prediction (label ""), not an unscored case: leaving it out
         # would reward a model for answering garbage on the hard cases.
-        correct = float(normalise_label(case.actual_output or "") == truth)
+        correct = float(self.predicted_label(case) == truth)
         return dict.fromkeys(METRICS, correct)
 
     def corpus_metrics(
@@ -114,7 +161,7 @@ class Classification(Evaluator):
         from sklearn.metrics import accuracy_score, confusion_matrix, precision_recall_fscore_support
 
         truths = [normalise_label(case.expected_output) for case in cases]
-        predictions = [normalise_label(case.actual_output or "") for case in cases]
+        predictions = [self.predicted_label(case) for case in cases]
         labels = sorted(set(truths) | set(predictions))
         precision, recall, f1, _ = precision_recall_fscore_support(
             truths, predictions, labels=labels, average="macro", zero_division=0.0

@@ -4,7 +4,7 @@ reference, and the reference as a rewrite of the translation (seed 002)."""
 from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._gptscore import DEFAULT_THRESHOLD, Aspect, GPTScoreEvaluator, Prompt, both_ways, gptscore_metrics
+from evaluators._gptscore import THRESHOLD_PARAMETER, Aspect, GPTScoreEvaluator, Prompt, both_ways, gptscore_metrics
 from evaluators.base import CaseContext
 from evaluators.registry import register
 
@@ -33,6 +33,7 @@ class GPTScoreMachineTranslation(GPTScoreEvaluator):
             "log-probabilities (completions route with echo). Lower is better."
         ),
         domain="generation",
+        tasks=["translation"],
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["expected_output", "actual_output"],
         needs=["llm"],
@@ -41,10 +42,12 @@ class GPTScoreMachineTranslation(GPTScoreEvaluator):
     )
     golden = {
         "good": {
+            "categories": ["translation"],
             "expected_output": "The branch opens at nine on weekdays and closes at five.",
             "actual_output": "The branch opens at nine on weekdays and closes at five.",
         },
         "bad": {
+            "categories": ["translation"],
             "expected_output": "The branch opens at nine on weekdays and closes at five.",
             "actual_output": "Purple elephants sing loudly during winter storms.",
         },
@@ -53,7 +56,7 @@ class GPTScoreMachineTranslation(GPTScoreEvaluator):
     aspects = ASPECTS
     metric_threshold: float | None = field(
         default=None,
-        metadata={"description": f"Overrides the primary metric's threshold ({DEFAULT_THRESHOLD} nats per token)."},
+        metadata={"description": THRESHOLD_PARAMETER},
     )
 
     def prompts(self, case: CaseContext) -> list[Prompt]:

@@ -4,7 +4,7 @@ the conversation (is the AI's response interesting, engaging, understandable...)
 from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._gptscore import DEFAULT_THRESHOLD, Aspect, GPTScoreEvaluator, Prompt, gptscore_metrics
+from evaluators._gptscore import THRESHOLD_PARAMETER, Aspect, GPTScoreEvaluator, Prompt, gptscore_metrics
 from evaluators.base import CaseContext
 from evaluators.registry import register
 
@@ -65,7 +65,7 @@ class GPTScoreQuestionAnswering(GPTScoreEvaluator):
     aspects = ASPECTS
     metric_threshold: float | None = field(
         default=None,
-        metadata={"description": f"Overrides the primary metric's threshold ({DEFAULT_THRESHOLD} nats per token)."},
+        metadata={"description": THRESHOLD_PARAMETER},
     )
 
     def prompts(self, case: CaseContext) -> list[Prompt]:

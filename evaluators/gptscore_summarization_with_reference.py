@@ -4,7 +4,7 @@ reference summary, and the reverse, under six instructions (seed 002)."""
 from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._gptscore import DEFAULT_THRESHOLD, Aspect, GPTScoreEvaluator, Prompt, both_ways, gptscore_metrics
+from evaluators._gptscore import THRESHOLD_PARAMETER, Aspect, GPTScoreEvaluator, Prompt, both_ways, gptscore_metrics
 from evaluators.base import CaseContext
 from evaluators.registry import register
 
@@ -39,6 +39,7 @@ class GPTScoreSummarizationWithReference(GPTScoreEvaluator):
             "Needs a judge endpoint with prompt log-probabilities. Lower is better."
         ),
         domain="summarization",
+        tasks=["summarization"],
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["expected_output", "actual_output"],
         needs=["llm"],
@@ -47,10 +48,12 @@ class GPTScoreSummarizationWithReference(GPTScoreEvaluator):
     )
     golden = {
         "good": {
+            "categories": ["summarization"],
             "expected_output": "Savings rates rise to 3.25% from May; existing customers switch automatically.",
             "actual_output": "Savings rates rise to 3.25% from May, and existing customers switch automatically.",
         },
         "bad": {
+            "categories": ["summarization"],
             "expected_output": "Savings rates rise to 3.25% from May; existing customers switch automatically.",
             "actual_output": "Our cafeteria menu features grilled salmon every Thursday afternoon.",
         },
@@ -59,7 +62,7 @@ class GPTScoreSummarizationWithReference(GPTScoreEvaluator):
     aspects = ASPECTS
     metric_threshold: float | None = field(
         default=None,
-        metadata={"description": f"Overrides the primary metric's threshold ({DEFAULT_THRESHOLD} nats per token)."},
+        metadata={"description": THRESHOLD_PARAMETER},
     )
 
     def prompts(self, case: CaseContext) -> list[Prompt]:

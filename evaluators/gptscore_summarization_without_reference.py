@@ -4,7 +4,7 @@ summary ("Tl;dr") of the question's text, under seven instructions (seed 002).""
 from dataclasses import dataclass, field
 
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._gptscore import DEFAULT_THRESHOLD, Aspect, GPTScoreEvaluator, Prompt, gptscore_metrics
+from evaluators._gptscore import THRESHOLD_PARAMETER, Aspect, GPTScoreEvaluator, Prompt, gptscore_metrics
 from evaluators.base import CaseContext
 from evaluators.registry import register
 
@@ -40,6 +40,7 @@ class GPTScoreSummarizationWithoutReference(GPTScoreEvaluator):
             "and fluency. Needs a judge endpoint with prompt log-probabilities. Lower is better."
         ),
         domain="summarization",
+        tasks=["summarization"],
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["question", "actual_output"],
         needs=["llm"],
@@ -48,10 +49,12 @@ class GPTScoreSummarizationWithoutReference(GPTScoreEvaluator):
     )
     golden = {
         "good": {
+            "categories": ["summarization"],
             "question": "Summarise: savings rates rise to 3.25% from May and existing customers switch automatically.",
             "actual_output": "Savings rates rise to 3.25% from May; existing customers switch automatically.",
         },
         "bad": {
+            "categories": ["summarization"],
             "question": "Summarise: savings rates rise to 3.25% from May and existing customers switch automatically.",
             "actual_output": "Grilled salmon, purple umbrellas, jazz festivals, mountain bicycles.",
         },
@@ -60,7 +63,7 @@ class GPTScoreSummarizationWithoutReference(GPTScoreEvaluator):
     aspects = ASPECTS
     metric_threshold: float | None = field(
         default=None,
-        metadata={"description": f"Overrides the primary metric's threshold ({DEFAULT_THRESHOLD} nats per token)."},
+        metadata={"description": THRESHOLD_PARAMETER},
     )
 
     def prompts(self, case: CaseContext) -> list[Prompt]:

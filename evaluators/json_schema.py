@@ -14,6 +14,7 @@ or answer nested too deeply for Python's parser leaves only its own case unscore
 """
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import islice
@@ -25,6 +26,7 @@ from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from evaluators.registry import register
 
 _JSON_FENCE_LANGUAGES = ("", "json")
+_JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
 MAX_LISTED_ERRORS = 10
 MAX_MESSAGE_CHARS = 200
 
@@ -100,6 +102,15 @@ def _why(error: Exception) -> str:
     if isinstance(error, RecursionError):
         return "the schema or the answer nests too deeply to check"
     return str(error)
+
+
+def json_fragments(text: str) -> list[str]:
+    """The JSON a retrieved chunk holds: each ```json fenced block, or the whole chunk when it opens with
+    { or [ (a JSON document cut into chunks)."""
+    fenced = [match.group(1) for match in _JSON_BLOCK.finditer(text)]
+    if fenced:
+        return fenced
+    return [text] if text.lstrip().startswith(("{", "[")) else []
 
 
 def schema_constraints(constraints: list[str]) -> list[tuple[int, str]]:
@@ -198,7 +209,9 @@ class JsonSchema(Evaluator):
             "schema {} checks parseability only, also for cases without any schema unless "
             "check_cases_without_schema is off (as under --evaluators all). Invalid JSON and schema violations "
             "fail the case; a malformed schema, a remote $ref or a schema regex that runs out of time leaves it "
-            "unscored."
+            "unscored. For RAG, JSON fragments in the retrieved context are checked too (Invalid retrieved "
+            "JSON): for parseability only, since retrieved documents follow their own formats, not the answer's "
+            "schema."
         ),
         domain="generation",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
@@ -214,6 +227,12 @@ class JsonSchema(Evaluator):
             ),
             _failure_metric(
                 "model_failures", "Invalid JSON (fail)", "Share of actual answers that are not JSON or break the schema"
+            ),
+            _failure_metric(
+                "model_retrieval_failures",
+                "Invalid retrieved JSON",
+                "Share of RAG cases whose retrieved context holds a JSON fragment (a ```json block, or a chunk "
+                "that opens with { or [) that does not parse as JSON.",
             ),
             _failure_metric(
                 "model_generation_failures",
@@ -263,6 +282,11 @@ class JsonSchema(Evaluator):
         },
     )
 
+    evaluate_retrieved_context: bool = field(
+        default=True,
+        metadata={"description": "Also check JSON fragments in the retrieved context (RAG) for invalid JSON."},
+    )
+
     def not_applicable(self, case: CaseContext) -> str | None:
         """Where no JSON is expected (no schema constraint, a text response format, no json_schema parameter)
         the case is still checked for parseability unless ``check_cases_without_schema`` is off."""
@@ -288,8 +312,28 @@ class JsonSchema(Evaluator):
             _conforms(case, label, validator, document) for label, validator in validators
         )
         failed = 0.0 if valid else 1.0
+        retrieval, invalid_chunks = self._retrieved_json(case)
         scores = {"model_passes": 1.0 - failed, "model_failures": failed, "model_generation_failures": failed}
-        if valid:
-            return Scored(scores=scores)
-        details = {"parse_error": parse_error} if parse_error else validation_errors(validators, document)
+        if retrieval is not None:  # a case without retrieved context (an LLM) has no such metric
+            scores["model_retrieval_failures"] = retrieval
+        details: dict[str, Any] = {"retrieved_context": invalid_chunks} if invalid_chunks else {}
+        if not valid:
+            details |= {"parse_error": parse_error} if parse_error else validation_errors(validators, document)
         return Scored(scores=scores, details=details)
+
+    def _retrieved_json(self, case: CaseContext) -> tuple[float | None, list[dict[str, Any]]]:
+        """1.0 when a retrieved chunk holds a JSON fragment that does not parse, 0.0 when none does, None
+        without retrieved context (or when it is not to be checked); plus where the invalid fragments are."""
+        if not self.evaluate_retrieved_context or not case.retrieved_context:
+            return None, []
+        invalid = []
+        for index, chunk in enumerate(case.retrieved_context):
+            for fragment in json_fragments(chunk.text):
+                try:
+                    _, problem = load_json(fragment)
+                except RecursionError:  # nested too deeply to parse: it may be valid, so it is no failure
+                    continue
+                if problem is not None:
+                    where = {"chunk": index} | ({"doc_uri": chunk.doc_uri} if chunk.doc_uri else {})
+                    invalid.append(where | {"parse_error": problem})
+        return (1.0 if invalid else 0.0), invalid[:MAX_LISTED_ERRORS]

@@ -19,6 +19,14 @@ from evaluators.base import CaseContext, Evaluator, Unscored
 from evaluators.registry import register
 
 DEFAULT_MODEL = "distilgpt2"
+MANUAL_THRESHOLD = 0.5
+DEFAULT_THRESHOLD = 100.0
+THRESHOLD_NOTE = (
+    f"Default threshold {DEFAULT_THRESHOLD:g}, not the manual's {MANUAL_THRESHOLD}: perplexity is exp of a mean "
+    "negative log-likelihood, which is never negative, so it is at least 1 and a threshold below 1 would report "
+    "every answer as a problem. The scale depends on the language model: calibrate metric_threshold on answers "
+    "you judge fluent."
+)
 # Stands for +infinity: MetricMeta serialises inf as null, which does not validate back.
 UNBOUNDED = sys.float_info.max
 # Padded tokens per forward pass: the logits tensor is tokens x vocabulary (~0.8 GB for GPT-2 at 4096).
@@ -119,7 +127,8 @@ class Perplexity(Evaluator):
         description=(
             "How well a causal language model (default distilgpt2) predicts each next token of the actual "
             "answer: perplexity = exp(mean cross-entropy), with sliding windows over long answers. Lower means "
-            "more fluent, predictable text. Weights are read from a local folder only."
+            "more fluent, predictable text. Weights are read from a local folder only. "
+            f"{THRESHOLD_NOTE}"
         ),
         domain="generation",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Conceptual Soundness"],
@@ -131,10 +140,10 @@ class Perplexity(Evaluator):
                 display_name="Perplexity",
                 description=(
                     "exp(mean negative log-likelihood per token) of the answer under the language model; the "
-                    "scale depends on the model (1 = perfectly predicted)."
+                    "scale depends on the model (1 = perfectly predicted, never lower)."
                 ),
                 higher_is_better=False,
-                threshold=100.0,
+                threshold=DEFAULT_THRESHOLD,
                 range=(0.0, UNBOUNDED),
                 is_primary=True,
             )
@@ -162,7 +171,8 @@ class Perplexity(Evaluator):
     )
     batch_size: int = field(default=8, metadata={"description": "Windows scored per forward pass (at most)."})
     metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+        default=None,
+        metadata={"description": f"Overrides the default threshold ({DEFAULT_THRESHOLD:g}) of the primary metric."},
     )
 
     def __post_init__(self) -> None:

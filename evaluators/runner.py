@@ -7,7 +7,7 @@ from typing import Any
 
 from assay.models import TestLab
 from assay.models.evaluation import CaseScores, EvaluationResult, MetricAggregate
-from assay.progress import Progress, part
+from assay.progress import Progress, part, report
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 PREPARE_SHARE = 0.5
@@ -21,14 +21,14 @@ def _error_reason(error: Exception) -> str:
 
 def skip_reason(evaluator: Evaluator, case: CaseContext) -> str | None:
     """Why the case is not scored before ``score`` is even tried (host error, missing input, not applicable),
-    or None. ``not_applicable`` runs under the per-case guard: what it raises is that case's reason."""
+    or None. ``inapplicable_reason`` runs under the per-case guard: what it raises is that case's reason."""
     if case.host_error is not None:
         return f"host error: {case.host_error}"
     missing = case.missing(evaluator.spec.required_inputs)
     if missing:
         return f"missing input: {', '.join(missing)}"
     try:
-        reason = evaluator.not_applicable(case)
+        reason = evaluator.inapplicable_reason(case)
     except Exception as error:  # a plugin bug is recorded on the case, it never aborts the run
         return _error_reason(error)
     return None if reason is None else f"not applicable: {reason}"
@@ -116,8 +116,7 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab, progress: Progress | None 
     prepare_error = _prepare(evaluator, [cases[index] for index in scorable])
     blocked = set(scorable) if prepare_error else set()
     scoring = part(progress, PREPARE_SHARE, 1.0)
-    if scoring is not None:
-        scoring(0.0)
+    report(scoring, 0.0)
     rows = []
     for index, case in enumerate(cases):
         reason = prepare_error if index in blocked else skipped[index]
@@ -125,8 +124,7 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab, progress: Progress | None 
             rows.append(score_case(evaluator, case))
         else:
             rows.append(CaseScores(test_case_key=case.test_case_key, model_key=case.model_key, unscored_reason=reason))
-        if scoring is not None:
-            scoring((index + 1) / len(cases))
+        report(scoring, (index + 1) / len(cases))
     aggregates, details = aggregate(evaluator, cases, rows)
     return EvaluationResult(
         evaluator=evaluator.full_spec(),

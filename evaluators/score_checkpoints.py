@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
-from assay.progress import Progress, part
+from assay.progress import Progress, part, report
 from assay.runs import fingerprint
 from assay.storage.base import ObjectStore
 from assay.storage.checkpoints import check_checkpoint, parse_checkpoint, put_checkpoint
@@ -67,8 +67,7 @@ def run_with_checkpoints(
             document = {**header, "result": result.model_dump(mode="json")}
             put_checkpoint(store, key, document, signer, overwrite=True)  # over a rejected one
         done += len(shard.rows)
-        if progress is not None:
-            progress(done / len(lab.rows))
+        report(progress, done / len(lab.rows))
         parts.append(result)
         keys.append(key)
     merged = merge_results(evaluator, lab, parts)

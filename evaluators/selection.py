@@ -72,9 +72,9 @@ def _skip_reason(evaluator: Evaluator, contexts: Sequence[CaseContext]) -> str |
 
 
 def _not_applicable(evaluator: Evaluator, context: CaseContext) -> str | None:
-    """``evaluator.not_applicable`` that never aborts the selection: a case it raises on counts as one the
-    evaluator applies to, so the run records the error on that case instead of hiding the evaluator."""
+    """``evaluator.inapplicable_reason`` that never aborts the selection: a case it raises on counts as one
+    the evaluator applies to, so the run records the error on that case instead of hiding the evaluator."""
     try:
-        return evaluator.not_applicable(context)
+        return evaluator.inapplicable_reason(context)
     except Exception:  # recorded per case by the runner, which calls it under its own guard
         return None

@@ -5,6 +5,9 @@ sentence, hypothesis = each summary sentence; a summary sentence is as faithful 
 best entails it, and the score is the mean over summary sentences. Sentence-level pairs keep each NLI input
 short, which is what NLI models were trained on.
 
+SummaC Conv (``evaluators._summac_conv``) reads the same matrix through the trained layers of the SummaC
+release when ``summac_conv_weights`` names them; without them it is unscored with the reason, never guessed.
+
 Completeness follows the seed: the embedding similarity between the source and the *faithful* part of the
 summary (summary sentences whose best entailment reaches ``faithful_sentence_threshold``). The cosine of the
 two sentence-embedding centroids rewards a summary that covers the source's content, and unfaithful sentences
@@ -20,6 +23,7 @@ from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from evaluators._nli import NliBackend, nli_unavailable_reason
 from evaluators._split_bound import check_bound, within_bound
+from evaluators._summac_conv import ConvLayers, ConvWeightsProblem
 from evaluators.base import CaseContext, Evaluator, Scored, Unscored, cosine
 from evaluators.registry import register
 
@@ -47,9 +51,11 @@ class SummarizationCompletenessFaithfulness(Evaluator):
             "else the question/prompt) without a reference summary. Faithfulness (SummaC ZS): mean over summary "
             "sentences of the best NLI entailment probability from any source sentence (default NLI model "
             "tals/albert-xlarge-vitaminc-mnli). Completeness: embedding cosine between the source and the "
-            "faithful summary sentences. NLI weights are read from a local folder only."
+            "faithful summary sentences. SummaC Conv: the trained layers of the SummaC release (summac_conv_weights) "
+            "over the same NLI probabilities. NLI weights are read from a local folder only."
         ),
         domain="summarization",
+        tasks=["summarization"],
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["question", "actual_output"],
         needs=["model_weights", "embeddings"],
@@ -74,12 +80,24 @@ class SummarizationCompletenessFaithfulness(Evaluator):
                 higher_is_better=True,
                 threshold=0.75,
             ),
+            MetricMeta(
+                key="faithfulness_summac_conv",
+                display_name="Faithfulness (SummaC Conv)",
+                description=(
+                    "Probability that the summary is consistent, from the trained SummaC Conv layers over each "
+                    "summary sentence's histogram of entailment probabilities; unscored (with the reason in the "
+                    "case details) unless summac_conv_weights names the trained layers."
+                ),
+                higher_is_better=True,
+                threshold=0.5,
+            ),
         ],
         keywords=["summarization", "summac", "nli", "faithfulness", "completeness"],
     )
 
     golden = {
         "good": {
+            "categories": ["summarization"],
             "question": "Summarise the Easy Access Saver terms.",
             "retrieved_context": [
                 "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more. "
@@ -90,6 +108,7 @@ class SummarizationCompletenessFaithfulness(Evaluator):
             "Saver pays 2.10% AER. Easy Access Saver interest is paid monthly.",
         },
         "bad": {
+            "categories": ["summarization"],
             "question": "Summarise the Easy Access Saver terms.",
             "retrieved_context": [
                 "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more. "
@@ -126,6 +145,13 @@ class SummarizationCompletenessFaithfulness(Evaluator):
         metadata={"description": "Best entailment probability from which a summary sentence counts as faithful."},
     )
     batch_size: int = field(default=32, metadata={"description": "Sentence pairs classified per forward pass."})
+    summac_conv_weights: str = field(
+        default="",
+        metadata={
+            "description": "Local file of SummaC Conv's trained layers for the NLI model (for the default model, "
+            "summac_conv_vitc_sent_perc_e.bin from the SummaC release); empty: SummaC Conv is unscored."
+        },
+    )
     metric_threshold: float | None = field(
         default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
     )
@@ -134,6 +160,7 @@ class SummarizationCompletenessFaithfulness(Evaluator):
         if self.source not in SOURCES:
             raise ValueError(f"parameter source must be one of {', '.join(SOURCES)}, got {self.source!r}")
         self._backend: NliBackend | None = None
+        self._conv: ConvLayers | str | None = None
 
     def unavailable_reason(self) -> str | None:
         return nli_unavailable_reason(self.model, purpose=PURPOSE, entailment_label=self.entailment_label)
@@ -145,6 +172,18 @@ class SummarizationCompletenessFaithfulness(Evaluator):
                 self.model, purpose=PURPOSE, entailment_label=self.entailment_label, batch_size=self.batch_size
             )
         return self._backend
+
+    def _conv_layers(self) -> ConvLayers | str:
+        """SummaC Conv's trained layers, or why there are none (loaded once)."""
+        if self._conv is None:
+            if not self.summac_conv_weights.strip():
+                self._conv = "SummaC Conv unavailable: no trained layers configured (parameter summac_conv_weights)"
+            else:
+                try:
+                    self._conv = ConvLayers.load(self.summac_conv_weights)
+                except ConvWeightsProblem as error:
+                    self._conv = f"SummaC Conv unavailable: {error}"
+        return self._conv
 
     def _sentences(self, case: CaseContext) -> tuple[list[str], list[str]]:
         """(source sentences, summary sentences) of one case."""
@@ -175,7 +214,9 @@ class SummarizationCompletenessFaithfulness(Evaluator):
         if not summary:
             raise Unscored(f"test case {case.test_case_key}: the actual answer has no sentences")
         nli = self._nli()
-        best = np.array([sentence.entailment for sentence in nli.support(summary, source)])
+        pairs = nli.score_pairs([(premise, hypothesis) for premise in source for hypothesis in summary])
+        matrix = np.array([pair.entailment for pair in pairs]).reshape(len(source), len(summary))
+        best = matrix.max(axis=0)
         threshold = self.faithful_sentence_threshold
         faithful = [sentence for sentence, value in zip(summary, best, strict=True) if value >= threshold]
         completeness = 0.0
@@ -183,5 +224,15 @@ class SummarizationCompletenessFaithfulness(Evaluator):
             source_vectors = self.services.embedder.embed(source)
             faithful_vectors = self.services.embedder.embed(faithful)
             completeness = cosine(_centroid(source_vectors), _centroid(faithful_vectors))
-        scores = {"completeness": round(completeness, 6), "faithfulness_summac_zs": round(float(best.mean()), 6)}
-        return Scored(scores, {"backend": nli.name})
+        scores: dict[str, float | None] = {
+            "completeness": round(completeness, 6),
+            "faithfulness_summac_zs": round(float(best.mean()), 6),
+            "faithfulness_summac_conv": None,
+        }
+        details = {"backend": nli.name}
+        conv = self._conv_layers()
+        if isinstance(conv, str):
+            details["faithfulness_summac_conv"] = conv
+        else:
+            scores["faithfulness_summac_conv"] = round(conv.consistency(matrix), 6)
+        return Scored(scores, details)

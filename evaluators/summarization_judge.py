@@ -28,6 +28,7 @@ class SummarizationJudge(BinaryJudgeEvaluator):
             "missing points and unsupported statements are kept as evidence."
         ),
         domain="summarization",
+        tasks=["summarization"],
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["expected_output", "actual_output"],
         needs=["llm"],
@@ -45,10 +46,12 @@ class SummarizationJudge(BinaryJudgeEvaluator):
     )
     golden = {
         "good": {
+            "categories": ["summarization"],
             "expected_output": "From 1 May the savings rate rises to 3.25%; existing customers switch automatically.",
             "actual_output": "The savings rate rises to 3.25% from 1 May and existing customers switch automatically.",
         },
         "bad": {
+            "categories": ["summarization"],
             "expected_output": "From 1 May the savings rate rises to 3.25%; existing customers switch automatically.",
             "actual_output": "The bank is closing its branches on Sundays.",
         },

@@ -8,12 +8,12 @@ import typer
 from rich.table import Table
 
 from assay.cli import inputs
-from assay.cli.common import console, options, user_errors
+from assay.cli.common import command_group, console, options, user_errors
 from assay.cli.gates import GATE_HELP, apply_gates, validated_gates
 from assay.escaping import for_terminal
 
-evaluators_app = typer.Typer(help="The evaluator catalogue.", no_args_is_help=True)
-hosts_app = typer.Typer(help="Systems under test that Assay can call.", no_args_is_help=True)
+evaluators_app = command_group("The evaluator catalogue.")
+hosts_app = command_group("Systems under test that Assay can call.")
 
 
 @evaluators_app.command("list")
@@ -155,6 +155,7 @@ def evaluate(
             raise ValueError("--host is for --suite; a --lab already holds its answers")
         hosts = inputs.hosts(host or ["sample-rag"]) if suite is not None else []
         evaluator_ids = inputs.evaluator_ids(evaluators)
+        gates = validated_gates(gate or [], evaluator_ids)  # first: reading a suite or lab can take minutes
         evaluator_parameters = inputs.evaluator_parameters(evaluators_config, param or [], evaluator_ids)
         if suite is not None:
             inputs.suite_file(suite, suite_format)
@@ -162,7 +163,6 @@ def evaluate(
             inputs.lab_file(lab, lab_format)
         inputs.output_folder(out)
         judge_endpoint = inputs.judge_file(judge) if judge is not None else None
-        gates = validated_gates(gate or [], evaluator_ids)
         judge_options = {"repeats": judge_repeats, "cascade": judge_cascade, "band": judge_band, "budget": judge_budget}
         summary = _run_flow(
             **_scale_out(dask_address, dask_workers, shard_size),

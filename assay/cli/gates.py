@@ -23,13 +23,27 @@ GATE_HELP = (
 
 
 def validated_gates(expressions: list[str], evaluator_ids: list[str]) -> "list[Gate]":
-    """Gates parsed and checked against the chosen evaluators' metrics before any flow runs: a typo is exit 2."""
+    """Gates parsed and checked against the chosen evaluators' metrics before any flow runs: a typo is exit 2.
+
+    Called first, before any suite, lab or judge is read (those can take seconds to minutes), and it reads
+    only the evaluators' declared specs, which load no model. Under ``--evaluators all`` a gate may name
+    any registered evaluator's metric (which of them run is decided by the lab, later)."""
     from artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
     from evaluators import evaluator_class
+    from evaluators import evaluator_ids as registered_ids
 
     gates = parse_gates(expressions)
-    if gates:
-        validate_gates(gates, catalogue_from_specs(evaluator_class(e).full_spec() for e in evaluator_ids))
+    if not gates:
+        return gates
+    chosen = registered_ids() if list(evaluator_ids) == ["all"] else evaluator_ids
+    catalogue = catalogue_from_specs(evaluator_class(e).full_spec() for e in chosen)
+    try:
+        validate_gates(gates, catalogue)
+    except ValueError as error:
+        if "no evaluator or metric" not in str(error):
+            raise
+        known = ", ".join(f"{e} ({', '.join(m.key for m in metrics)})" for e, metrics in catalogue.items())
+        raise ValueError(f"{error}; gates can name these evaluators and metrics: {known}") from None
     return gates
 
 

@@ -10,6 +10,7 @@ from assay.models.judges import JudgeSummary
 
 Domain = Literal["generation", "retrieval", "privacy", "fairness", "summarization", "classification"]
 Need = Literal["embeddings", "llm", "model_weights"]
+Task = Literal["summarization", "translation"]
 ModelType = Literal["llm", "rag"]
 CaseInput = Literal[
     "question",
@@ -69,6 +70,10 @@ class EvaluatorSpec(DomainModel):
     model_types: list[ModelType] = Field(default_factory=lambda: ["llm", "rag"])
     required_inputs: list[CaseInput]
     needs: list[Need] = Field(default_factory=list)
+    tasks: list[Task] = Field(
+        default_factory=list,
+        description="Tasks a case must declare (in its categories) for this evaluator to apply; empty: any case.",
+    )
     metrics: list[MetricMeta]
     parameters: list[ParameterMeta] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)

@@ -78,7 +78,7 @@ def test_templates_are_filled_from_the_case_variables() -> None:
 
 def test_an_undefined_variable_leaves_the_case_unscored_naming_case_and_variable() -> None:
     reason = unscored_reason(
-        check("EXACT_MATCH", "hello"),
+        check("EXACT_MATCH", "Hi Ann"),  # holds, so the unchecked assertion decides the case (issue 25, item 19)
         check("STARTS_WITH", "{{greeting}} {{name}}"),
         actual_output="Hi Ann",
         variables={"name": "Ann"},

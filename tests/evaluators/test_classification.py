@@ -34,7 +34,10 @@ def test_three_classes_give_the_hand_computed_confusion_matrix_and_macro_scores(
     pairs = [("a", "A"), ("a", "a."), ("a", "b"), ("b", "B"), ("b", "c"), ("c", "c")]
     rows = [
         TestLabRow(
-            test_case=TestCase(key=f"k{index}", prompt="classify", expected_output=truth),
+            # declared: a short answer is no class label by itself (issue 25, item 15)
+            test_case=TestCase(
+                key=f"k{index}", prompt="classify", expected_output=truth, categories=["classification"]
+            ),
             model_key="m",
             actual_output=answer,
         )

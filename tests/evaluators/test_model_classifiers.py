@@ -14,8 +14,9 @@ import pytest
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 from evaluators import CaseContext, Services, Unscored, build_evaluator, run_evaluator
-from evaluators._nli import NliBackend, PairEntailment
+from evaluators._nli import NliBackend
 from evaluators.toxicity import metric_for_label
+from tests.support.nli import WordOverlapNli
 from tests.support.tiny_models import build_classifier
 
 DETOXIFY_ORIGINAL = ["toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate"]
@@ -31,7 +32,7 @@ def lab(*rows: tuple[str, str | None, str | None]) -> TestLab:
         models=[ModelHost(key="m", type="testlab")],
         rows=[
             TestLabRow(
-                test_case=TestCase(key=key, prompt=f"Summarise document {key}."),
+                test_case=TestCase(key=key, prompt=f"Summarise document {key}.", categories=["summarization"]),
                 model_key="m",
                 actual_output=answer,
                 context=[RetrievedChunk(text=context)] if context else [],
@@ -176,19 +177,7 @@ def test_models_that_need_their_own_code_are_refused(tmp_path: Path) -> None:
 # --- summarization (completeness and faithfulness) --------------------------------------------------------------
 
 
-class WordOverlapNli(NliBackend):
-    """Stands in for an NLI model: entailment 0.9 when every hypothesis word is in the premise, else 0.1."""
-
-    def __init__(self) -> None:
-        self.name = "nli:word-overlap"
-
-    def score_pairs(self, pairs: list[tuple[str, str]]) -> list[PairEntailment]:
-        def words(text: str) -> set[str]:
-            return set(text.lower().strip(".").split())
-
-        return [
-            PairEntailment(0.9 if words(hypothesis) <= words(premise) else 0.1, None) for premise, hypothesis in pairs
-        ]
+NO_CONV = "SummaC Conv unavailable: no trained layers configured (parameter summac_conv_weights)"
 
 
 def test_summac_zs_matrix_and_completeness_of_the_faithful_part(
@@ -201,7 +190,7 @@ def test_summac_zs_matrix_and_completeness_of_the_faithful_part(
     case = CaseContext.build(question="Summarise.", retrieved_context=[source], actual_output=summary)
     outcome = build_evaluator("summarization_completeness_faithfulness", services, model=folder).score(case)
     scores = outcome.scores
-    assert outcome.details == {"backend": "nli:word-overlap"}
+    assert outcome.details == {"backend": "nli:word-overlap", "faithfulness_summac_conv": NO_CONV}
     source_vectors = engine.embed(["The fee is 25 pounds.", "Interest is paid monthly.", "Branches open at nine."])
     centroid = source_vectors.mean(axis=0) / np.linalg.norm(source_vectors.mean(axis=0))
     faithful = engine.embed(["Interest is paid monthly."])[0]
@@ -209,7 +198,9 @@ def test_summac_zs_matrix_and_completeness_of_the_faithful_part(
     assert scores["completeness"] == pytest.approx(float(np.clip(centroid @ faithful, 0, 1)), abs=1e-6)
     unfaithful = CaseContext.build(question="Summarise.", retrieved_context=[source], actual_output="Cats can fly.")
     evaluator = build_evaluator("summarization_completeness_faithfulness", services, model=folder)
-    assert evaluator.score(unfaithful).scores == {"completeness": 0.0, "faithfulness_summac_zs": 0.1}
+    assert evaluator.score(unfaithful).scores == {
+        "completeness": 0.0, "faithfulness_summac_zs": 0.1, "faithfulness_summac_conv": None,  # no Conv layers given
+    }  # fmt: skip
 
 
 def test_summarization_with_a_real_tiny_nli_model_and_source_choice(tmp_path: Path, services: Services) -> None:
@@ -220,7 +211,7 @@ def test_summarization_with_a_real_tiny_nli_model_and_source_choice(tmp_path: Pa
     case = CaseContext.build(question="Rates rose. Prices fell.", actual_output="Rates rose. Prices fell.")
     outcome = evaluator.score(case)
     scores = outcome.scores
-    assert outcome.details == {"backend": "nli:nli"}
+    assert outcome.details == {"backend": "nli:nli", "faithfulness_summac_conv": NO_CONV}
     assert scores["faithfulness_summac_zs"] == round(entail, 6)
     assert scores["completeness"] == pytest.approx(1.0, abs=1e-6)  # every sentence faithful, same sentences
     strict = build_evaluator(
