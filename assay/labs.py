@@ -11,6 +11,7 @@ reported) and its cases are asked again, like a shard that was never written.
 
 import asyncio
 import logging
+import math
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
@@ -20,6 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from assay.embeddings.engine import Embedder
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
+from assay.progress import REPORTS
 from assay.storage.base import ObjectStore
 from assay.storage.checkpoints import check_checkpoint, parse_checkpoint, put_checkpoint
 from assay.storage.signing import Signer
@@ -115,10 +117,10 @@ SMALLEST_SHARD = 8
 
 def shard_size_for(cases: int) -> int:
     """Cases per answer shard (a checkpoint, and a progress report): at most ``SHARD_CASES``, and small enough
-    that a suite's answers come in about 20 shards (so a progress bar fed per shard moves every ~5%), but never
-    under ``SMALLEST_SHARD``: a shard is also what runs concurrently (the default policy keeps 4 calls in
-    flight) and what is written as one checkpoint."""
-    return min(SHARD_CASES, max(SMALLEST_SHARD, -(-cases // 20)))
+    that a suite's answers come in about ``REPORTS`` (20) shards (so a progress bar fed per shard moves every
+    ~5%), but never under ``SMALLEST_SHARD``: a shard is also what runs concurrently (the default policy keeps
+    4 calls in flight) and what is written as one checkpoint."""
+    return min(SHARD_CASES, max(SMALLEST_SHARD, math.ceil(cases / REPORTS)))
 
 
 def build_test_lab(

@@ -23,6 +23,12 @@ def part(progress: Progress | None, start: float, end: float) -> Progress | None
     return lambda fraction: progress(start + (end - start) * fraction)
 
 
+def report(progress: Progress | None, fraction: float) -> None:
+    """Tell ``progress``, where one listens, the fraction done."""
+    if progress is not None:
+        progress(fraction)
+
+
 def batches(count: int, reports: int = REPORTS) -> list[range]:
     """``range(count)`` cut into at most ``reports`` consecutive batches of nearly equal size."""
     size = max(1, math.ceil(count / reports))

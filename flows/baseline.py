@@ -10,8 +10,9 @@ from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from pydantic import Field, create_model
 
+from assay.escaping import for_field_description
 from flows.review import REVIEW_TIMEOUT_S
-from flows.review_forms import REVIEWER_HELP, REVIEWER_TITLE
+from flows.review_forms import REFUSED, REVIEWER_HELP, REVIEWER_TITLE
 from tasks.revalidate import approve_baseline, baseline_candidate
 
 APPROVE = "approve this run as the baseline"
@@ -23,9 +24,9 @@ def approve_baseline_flow(run_id: str | None = None, name: str = "revalidation",
     """``run_id``: a completed run of this store (``assay artifacts list`` shows runs); ``name``: the
     re-validation it becomes the baseline of; ``note``: why (kept with the approval). The run pauses for the
     approver's decision and name."""
-    if not (run_id or "").strip():
+    run_id = (run_id or "").strip()
+    if not run_id:
         raise ValueError("run_id: give the id of the completed run to approve (assay artifacts list shows runs)")
-    run_id = str(run_id).strip()
     shown = baseline_candidate(run_id, name)
     error = ""
     while True:
@@ -45,15 +46,17 @@ def approve_baseline_flow(run_id: str | None = None, name: str = "revalidation",
 
 def approval_form(shown: dict[str, str], error: str = "") -> type[RunInput]:
     """The decision (starting at 'do not approve': nothing is approved by a click on Submit alone) and the name.
-    What is approved is in the decision field's description, which both Prefect UIs draw."""
-    facts = [f"NOT ACCEPTED, please correct: {error}"] if error else []
-    facts += [f"{label}: {value}" for label, value in shown.items()]
+    What is approved is in the decision field's description, which both Prefect UIs draw (``shown``'s values
+    escaped for it)."""
+    escaped = {label: for_field_description(value) for label, value in shown.items()}
+    facts = [REFUSED + error] if error else []
+    facts += [f"{label}: {value}" for label, value in escaped.items()]
     model = create_model(
         "BaselineApproval",
         __base__=RunInput,
         decision=(
             Literal[DECLINE, APPROVE],
-            Field(DECLINE, title=f"Approve run {shown['Run']} as the baseline?", description="\n\n".join(facts)),
+            Field(DECLINE, title=f"Approve run {escaped['Run']} as the baseline?", description="\n\n".join(facts)),
         ),
         approver=(str, Field(title=REVIEWER_TITLE, description=REVIEWER_HELP, min_length=1)),
     )

@@ -40,7 +40,6 @@ from flows.review_forms import (
     calibration_review,
     case_review,
     cluster_review,
-    decision_of,
     proposed_name,
     topic_review,
 )
@@ -105,7 +104,7 @@ def _review(review: StepReview, ctx: ReviewContext, policy: DomainModel, note: s
         answers.append(FormAnswer.from_json(saved))
         if answers[-1].how != REVIEW_AND_MORE:
             break
-    decision = decision_of(step, review.values_for_all(answers), _proposals(review))
+    decision = review.decision(review.values_for_all(answers))
     check_decision(step, decision, offered)
     record = ReviewRecord(
         how="accepted the proposals" if answers[-1].how == ACCEPT else "reviewed item by item",
@@ -117,10 +116,6 @@ def _review(review: StepReview, ctx: ReviewContext, policy: DomainModel, note: s
     )
     reviewers = ", ".join(dict.fromkeys(answer.reviewer for answer in answers))
     return _logged(record_person(ctx.store, step, decision, reviewers, offered, record))
-
-
-def _proposals(review: StepReview) -> dict[str, str]:
-    return {item.item_id: item.proposal for item in review.items}
 
 
 def _logged(decision: Decision) -> Decision:
@@ -159,9 +154,8 @@ def _check(review: StepReview, answer: FormAnswer) -> None:
             f"reviewer: give your name in '{REVIEWER_TITLE}' (blank or spaces are not a name); the decision is "
             "recorded under it"
         )
-    part = decision_of(review.step, answer.values, _proposals(review))
     try:
-        check_decision(review.step, part, answer.shown)
+        check_decision(review.step, review.decision(answer.values), answer.shown)
     except DecisionError as problem:
         problems.append(str(problem))
     if problems:

@@ -31,6 +31,7 @@ from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, Topic
 
 REVIEWER_TITLE = "Your name"
 REVIEWER_HELP = "Required: the decision is recorded under this name."
+REFUSED = "NOT ACCEPTED, please correct: "  # opens a re-opened form's first field
 BULK_TITLE = "How do you decide?"
 REVIEW = "review the items below"
 REVIEW_AND_MORE = "review the items below, then show me more"
@@ -39,6 +40,13 @@ SKIP = "skip"
 PER_FORM = 25
 ANSWER_CHARS = 300
 EXCERPT_CHARS = 300
+PAGE_TITLES = {
+    "topic-modeling": "Topics found in the corpus",
+    "test-validation": "Generated test cases",
+    "calibration": "Do you agree with the metric?",
+    "failure-clustering": "Failure clusters",
+}
+
 
 @dataclass(frozen=True)
 class ItemField:
@@ -89,18 +97,25 @@ class StepReview:
         return self.step in {"test-validation", "calibration"}
 
     @property
+    def proposals(self) -> dict[str, str]:
+        return {item.item_id: item.proposal for item in self.items}
+
+    @property
     def forms(self) -> int:
         size = max(1, self.per_form)
         return max(1, (len(self.items) + size - 1) // size)
 
+    def _first(self, number: int) -> int:
+        """The index in ``items`` of form ``number``'s first item."""
+        return (number - 1) * max(1, self.per_form)
+
     def shown(self, number: int) -> tuple[ItemField, ...]:
         """The items of form ``number`` (1-based)."""
-        size = max(1, self.per_form)
-        return self.items[(number - 1) * size : number * size]
+        return self.items[self._first(number) : self._first(number + 1)]
 
     def rest(self, number: int) -> str:
         """What the proposals decide for the items no form up to ``number`` shows, in counts."""
-        left = self.items[number * max(1, self.per_form) :]
+        left = self.items[self._first(number + 1) :]
         if not left:
             return f"Every one of the {len(self.items)} {self.rest_word} is in the forms so far."
         if self.step == "calibration":
@@ -117,7 +132,7 @@ class StepReview:
 
     def names(self, number: int) -> dict[str, str]:
         """Field name -> the item id it stands for (kept server-side)."""
-        start = (number - 1) * max(1, self.per_form)
+        start = self._first(number)
         return {f"item_{start + index}": item.item_id for index, item in enumerate(self.shown(number), 1)}
 
     def form(self, number: int, values: Mapping[str, str] | None = None, error: str = "") -> type[RunInput]:
@@ -156,14 +171,11 @@ class StepReview:
         fields say."""
         how = str(raw.get("how") or REVIEW)
         shown = self.shown(number)
-        if how == ACCEPT:
-            values = {item.item_id: item.proposal for item in shown}
-        else:
-            names = self.names(number)
-            values = {names[name]: str(value) for name, value in raw.items() if name in names}
-            values = {item.item_id: values.get(item.item_id, item.proposal) for item in shown}
-        reviewer = " ".join(str(raw.get("reviewer") or "").split())
-        return FormAnswer(values, reviewer, how, [item.item_id for item in shown])
+        values = {
+            item.item_id: str(raw[name]) if how != ACCEPT and name in raw else item.proposal
+            for name, item in zip(self.names(number), shown, strict=True)
+        }
+        return FormAnswer(values, _one_line(raw.get("reviewer") or ""), how, [item.item_id for item in shown])
 
     def values_for_all(self, answers: Sequence[FormAnswer]) -> dict[str, str]:
         """Every item's value: what the person chose where a form showed it, else what an unseen item gets."""
@@ -174,22 +186,38 @@ class StepReview:
 
     def changed(self, answers: Sequence[FormAnswer]) -> list[str]:
         """Shown items whose answer differs from the proposal (a calibration skip is not a change)."""
-        proposals = {item.item_id: item.proposal for item in self.items}
+        proposals = self.proposals
         return [
             item
             for answer in answers
             for item, value in answer.values.items()
-            if value != SKIP and " ".join(value.split()) != " ".join(proposals[item].split())
+            if value != SKIP and _one_line(value) != _one_line(proposals[item])
         ]
+
+    def decision(self, values: Mapping[str, str]) -> dict[str, Any]:
+        """The step's decision (same shape as its decision model) from the items' values."""
+        if self.step == "topic-modeling":
+            return {"excluded_topic_ids": [int(item) for item, value in values.items() if value == "exclude"]}
+        if self.step == "test-validation":
+            return {"excluded_case_keys": [item for item, value in values.items() if value == "exclude"]}
+        if self.step == "calibration":
+            return {
+                "passed_item_ids": [item for item, value in values.items() if value == "pass"],
+                "failed_item_ids": [item for item, value in values.items() if value == "fail"],
+            }
+        proposals = self.proposals
+        names = {item: _one_line(value) for item, value in values.items()}
+        kept = [item for item, name in names.items() if name == _one_line(proposals[item])]
+        return {"names": names, "kept_proposed": kept}
 
     def _more_left(self, number: int) -> bool:
         return self.can_ask_for_more and number < self.forms
 
     def _bulk_help(self, number: int, error: str) -> str:
-        problems = [for_field_description(line) for line in error.splitlines() if line.strip()]
-        refused = ["NOT ACCEPTED, please correct: " + " / ".join(problems)] if problems else []
+        problems = [for_field_description(line) for line in _problems(error)]
+        refused = [REFUSED + " / ".join(problems)] if problems else []
         shown = self.shown(number)
-        start = (number - 1) * max(1, self.per_form) + 1
+        start = self._first(number) + 1
         parts = [
             *refused,
             f"{self.heading} Form {number}: {self.rest_word} {start}-{start + len(shown) - 1} of {len(self.items)}, "
@@ -202,19 +230,14 @@ class StepReview:
         return "\n\n".join(parts)
 
     def _page_markdown(self, number: int, error: str) -> str:
-        problems = [for_markdown_text(line) for line in error.splitlines() if line.strip()]
+        problems = [for_markdown_text(line) for line in _problems(error)]
         refused = ""
         if problems:
             listed = f" {problems[0]}" if len(problems) == 1 else "".join(f"\n- {p}" for p in problems)
             refused = f"**Not accepted, please correct:**{listed}\n\n---\n\n"
-        title = {
-            "topic-modeling": "Topics found in the corpus",
-            "test-validation": "Generated test cases",
-            "calibration": "Do you agree with the metric?",
-            "failure-clustering": "Failure clusters",
-        }[self.step]
         return (
-            f"{refused}### {title}\n{for_markdown_text(self.heading)}\n\n{for_markdown_text(self.rest(number))}\n\n"
+            f"{refused}### {PAGE_TITLES[self.step]}\n{for_markdown_text(self.heading)}\n\n"
+            f"{for_markdown_text(self.rest(number))}\n\n"
             "Each item's evidence is under its title. Then enter your name and submit."
         )
 
@@ -331,22 +354,6 @@ def proposed_name(cluster: Any) -> str:
     return _plain(", ".join(cluster.keywords[:3]), 80) or f"cluster {cluster.id}"
 
 
-def decision_of(step: str, values: Mapping[str, str], proposals: Mapping[str, str]) -> dict[str, Any]:
-    """The step's decision (same shape as its decision model) from every item's value."""
-    if step == "topic-modeling":
-        return {"excluded_topic_ids": [int(item) for item, value in values.items() if value == "exclude"]}
-    if step == "test-validation":
-        return {"excluded_case_keys": [item for item, value in values.items() if value == "exclude"]}
-    if step == "calibration":
-        return {
-            "passed_item_ids": [item for item, value in values.items() if value == "pass"],
-            "failed_item_ids": [item for item, value in values.items() if value == "fail"],
-        }
-    names = {item: " ".join(value.split()) for item, value in values.items()}
-    kept = [item for item, name in names.items() if name == " ".join(proposals[item].split())]
-    return {"names": names, "kept_proposed": kept}
-
-
 def _distance(item: ReviewItem) -> tuple[float, str]:
     return (abs(item.score - item.threshold) if item.threshold is not None else float("inf"), item.item_id)
 
@@ -369,8 +376,18 @@ def _paragraphs(*parts: tuple[str, object, int]) -> str:
     return "\n\n".join(f"{label}: {text}" for label, text in shown)
 
 
+def _problems(error: str) -> list[str]:
+    """A refusal's reasons, one a line."""
+    return [line for line in error.splitlines() if line.strip()]
+
+
+def _one_line(text: object) -> str:
+    """Runs of white space (line breaks too) as one space, none at either end."""
+    return " ".join(str(text).split())
+
+
 def _shorten(text: object, limit: int) -> str:
-    text = " ".join(str(text).split())
+    text = _one_line(text)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -35,6 +35,7 @@ from tasks.timing import current_step
 KEY_PREFIX = "mrm"
 PROGRESS_INTERVAL_S = 1.0
 _NOT_IN_KEY = re.compile(r"[^a-z0-9]+")
+_STEP_NUMBERS = {step: str(number) for number, step in enumerate(STEP_TITLES, 1)}
 
 
 def prefect_key(*parts: str) -> str:
@@ -46,8 +47,7 @@ def artifact_key(step: str, name: str) -> str:
     """``mrm-<n>-<step>-<name>`` (``n``: the step's number in the workflow, so the Artifacts page lists the
     steps in order) in the only characters Prefect accepts in a key: lowercase letters, digits, dashes. A name
     outside the nine steps has no number."""
-    numbers = {known: str(index) for index, known in enumerate(STEP_TITLES, 1)}
-    return prefect_key(KEY_PREFIX, numbers.get(prefect_key(step), ""), step, name)
+    return prefect_key(KEY_PREFIX, _STEP_NUMBERS.get(prefect_key(step), ""), step, name)
 
 
 def _description(step: str, what: str, run_label: str) -> str:
@@ -118,14 +118,8 @@ class StepProgress:
 
     def part(self, start: float, end: float) -> "StepProgress":
         """The same bar seen by a part of this one's work: its 0..1 is mapped to ``start..end`` of this range."""
-        width = self.end - self.start
-        return StepProgress(
-            self.step,
-            start=self.start + width * start,
-            end=self.start + width * end,
-            interval_s=self._interval_s,
-            clock=self._clock,
-        )
+        start, end = _within((self.start, self.end), start, end)
+        return StepProgress(self.step, start=start, end=end, interval_s=self._interval_s, clock=self._clock)
 
     def __call__(self, fraction: float) -> None:
         if not self.active:
@@ -187,13 +181,17 @@ def _run_id() -> str | None:
     return str(flow_run.flow_run.id) if flow_run is not None and flow_run.flow_run is not None else None
 
 
+def _within(outer: tuple[float, float], start: float, end: float) -> tuple[float, float]:
+    """``start..end`` (fractions of ``outer``) as fractions of the whole bar."""
+    low, high = outer
+    return low + (high - low) * start, low + (high - low) * end
+
+
 @contextmanager
 def progress_part(start: float, end: float) -> Iterator[None]:
     """Flow side: the tasks run inside feed ``start..end`` of their step's bar (of the enclosing part). A
     context, not a task parameter, so the part never enters a task's cache key."""
-    outer_start, outer_end = _PART.get()
-    width = outer_end - outer_start
-    token = _PART.set((outer_start + width * start, outer_start + width * end))
+    token = _PART.set(_within(_PART.get(), start, end))
     try:
         yield
     finally:

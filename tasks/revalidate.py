@@ -88,10 +88,8 @@ def judge_against_baseline(
 
 @task(name="baseline-candidate", cache_policy=NO_CACHE, persist_result=False)
 def baseline_candidate(run_id: str, name: str) -> dict[str, str]:
-    """What an approver is shown: the run (refused here, before any pause, unless known and complete) and the
-    baseline it would replace."""
-    from assay.escaping import for_field_description
-
+    """What an approver is shown, by label: the run (refused here, before any pause, unless known and complete)
+    and the baseline it would replace."""
     with library_time():
         baselines = Baselines(open_object_store(load_settings()))
         record = baselines.approvable(run_id)
@@ -101,7 +99,7 @@ def baseline_candidate(run_id: str, name: str) -> dict[str, str]:
     if current is not None:
         at = current.approved_at.isoformat(timespec="seconds")
         replaces = f"run {current.run_id}, approved by {current.approved_by} at {at}"
-    facts = {
+    return {
         "Run": record.run_id,
         "Re-validation": name,
         "Workflow": record.workflow or "not recorded",
@@ -109,7 +107,6 @@ def baseline_candidate(run_id: str, name: str) -> dict[str, str]:
         "Export": record.export or "not recorded",
         "Replaces": replaces,
     }
-    return {label: for_field_description(value) for label, value in facts.items()}
 
 
 @task(name="approve-baseline", cache_policy=NO_CACHE, persist_result=False)

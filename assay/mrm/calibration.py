@@ -119,19 +119,19 @@ def fit_thresholds(
         if default is None:
             continue
         mine = [item for item in items if (item.evaluator_id, item.metric) == (result.evaluator.id, metric.key)]
-        pairs = [(item.score, verdicts[item.item_id].human_passes) for item in mine if item.item_id in verdicts]
+        labelled = [item for item in mine if item.item_id in verdicts]
+        pairs = [(item.score, verdicts[item.item_id].human_passes) for item in labelled]
         span = _span(metric, [s for row in result.rows if (s := row.scores.get(metric.key)) is not None])
         fit = _fit_metric(
             result.evaluator.id, metric, default, pairs, span, min_labels, bootstrap, seed, max_interval_width
         )
-        labelled = [item for item in mine if item.item_id in verdicts]
         changed = sum(verdicts[item.item_id].human_passes != item.metric_passes for item in labelled)
         validity = reviewer_agreement(
             pairs,
             before=default,
             after=fit.calibrated_threshold,
             higher_is_better=metric.higher_is_better,
-            labelled_by=[verdicts[item.item_id].reviewer for item in mine if item.item_id in verdicts],
+            labelled_by=[verdicts[item.item_id].reviewer for item in labelled],
             seed=seed,
         )
         if validity is not None:

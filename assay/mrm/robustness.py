@@ -10,7 +10,7 @@ from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import FlipCount, RobustnessReport
 from assay.models.suite import Test
 from assay.mrm.operational import quality_results
-from assay.progress import Progress
+from assay.progress import Progress, report
 
 if TYPE_CHECKING:
     from assay.mrm.generation.base import LanguageModel
@@ -46,8 +46,7 @@ def perturbed_only(
                 tests.append(
                     test.model_copy(update={"key": f"{test.key}~{perturbator_id}-{intensity}", "test_cases": cases})
                 )
-        if progress is not None:
-            progress(done / len(pairs))
+        report(progress, done / len(pairs))
     return TestSuite(name=f"{suite.name} (perturbed)", description=suite.description, tests=tests)
 
 

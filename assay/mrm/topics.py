@@ -18,7 +18,7 @@ from assay.embeddings.engine import Embedder
 from assay.models import Chunk
 from assay.models.mrm import Topic, TopicModel
 from assay.mrm.topic_jit import umap_reducer
-from assay.progress import Progress, embed_reporting, part
+from assay.progress import Progress, embed_reporting, part, report
 
 MIN_CHUNKS_TO_CLUSTER = 10
 REPRESENTATIVE_CHARS = 400
@@ -87,14 +87,13 @@ def model_topics(
     embeddings = np.asarray(embed_reporting(embedder, texts, part(progress, 0.0, EMBEDDING_SHARE)), dtype=np.float32)
     if len(chunks) < MIN_CHUNKS_TO_CLUSTER:
         reason = f"only {len(chunks)} chunks (fewer than {MIN_CHUNKS_TO_CLUSTER}): too few to cluster"
-        if progress is not None:
-            progress(1.0)
+        report(progress, 1.0)
         return _single_topic(chunks, embeddings, reason, [])
     configs = [_resolve(overrides) for overrides in (default_grid(len(chunks)) if grid is None else grid)]
     if not configs:
         raise ValueError("the topic modeling grid is empty: give at least one configuration")
     neighbours = cosine_neighbours(embeddings)
-    stop_words = _stop_words([chunk.text for chunk in chunks])
+    stop_words = _stop_words(texts)
     records: list[dict[str, Any]] = []
     best: tuple[float, dict[str, Any], Any, np.ndarray] | None = None
     share = (1.0 - EMBEDDING_SHARE) / len(configs)
@@ -111,8 +110,7 @@ def model_topics(
         records.append({**config, "silhouette": silhouette, "topics": n_topics, "outliers": int((~kept).sum())})
         if silhouette is not None and (best is None or silhouette > best[0]):
             best = (silhouette, config, fitted, labels)
-        if config_progress is not None:
-            config_progress(1.0)
+        report(config_progress, 1.0)
     if best is None:
         return _single_topic(chunks, embeddings, "no configuration of the grid found 2 or more topics", records)
     silhouette, config, fitted, labels = best
@@ -221,8 +219,7 @@ class _MinimumTopicSize:
         self.labels_ = np.zeros(0, dtype=int)
 
     def fit(self, features: np.ndarray, y: Any = None) -> "_MinimumTopicSize":
-        if self.progress is not None:
-            self.progress(UMAP_SHARE)
+        report(self.progress, UMAP_SHARE)
         self.clusterer.fit(features)
         raw = np.asarray(self.clusterer.labels_)
         sizes = Counter(raw.tolist())

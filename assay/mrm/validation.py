@@ -35,7 +35,7 @@ import numpy as np
 from assay.embeddings import PACKAGED_MODEL, Embedder, ModelUnavailableError, resolve_model_path, split_sentences
 from assay.models import Chunk, TestCase, TestSuite
 from assay.models.mrm import CaseValidation, SuiteValidation
-from assay.progress import Progress, batches, embed_reporting, part
+from assay.progress import Progress, batches, embed_reporting, part, report
 
 DEFAULT_OUTLIER_Z = 3.0
 MIN_CASES_FOR_SPREAD = 5
@@ -110,8 +110,7 @@ def validate_suite(
                 reasons=reasons[case.key],
             )
         )
-    if progress is not None:
-        progress(1.0)
+    report(progress, 1.0)
     return SuiteValidation(
         cases=validations, nli_status=nli_status, bertscore_status=bertscore_status, thresholds=thresholds
     )
@@ -222,8 +221,7 @@ def _bertscores(
         scores.update(
             (cases[index].key, round(float(value), 4)) for index, value in zip(batch, f1.tolist(), strict=True)
         )
-        if progress is not None:
-            progress(done / len(cuts))
+        report(progress, done / len(cuts))
     return scores, "available"
 
 
@@ -277,8 +275,7 @@ def _entailments(
         with torch.no_grad():
             probabilities = torch.softmax(model(**encoded).logits.double(), dim=-1)[:, entailment]
         scores.update({case.key: round(float(p), 4) for case, p in zip(batch, probabilities.tolist(), strict=True)})
-        if progress is not None:
-            progress(min(start + NLI_BATCH, len(cases)) / len(cases))
+        report(progress, min(start + NLI_BATCH, len(cases)) / len(cases))
     return scores, "available"
 
 

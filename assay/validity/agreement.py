@@ -2,7 +2,7 @@
 
 What a reviewer's label means as ground truth. Each review item shows one answer with one metric's verdict,
 and the reviewer marks the *answer* **pass** (acceptable) or **fail** (unacceptable), or skips it
-(``flows.review_forms.calibration_pages``; ``passed_item_ids`` / ``failed_item_ids`` of an approvals file).
+(``flows.review_forms.calibration_review``; ``passed_item_ids`` / ``failed_item_ids`` of an approvals file).
 So a label is the person's verdict on the answer, not on the metric:
 
 - agreeing with a fail verdict means the answer is not acceptable (label 0);

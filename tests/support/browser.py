@@ -146,9 +146,15 @@ def resume_as(session: Browser, dialog: object, reviewer: str, shot: str) -> Non
     """Type the reviewer's name, keep a screenshot of the filled form, press Resume and wait for it to close."""
     dialog.get_by_label("Your name").fill(reviewer)
     session.shot(shot)
-    attempts = 3  # a click that lands while the UI re-renders is lost; a person would press Resume again
+    _press_until_closed(session, dialog, "Resume", shot)
+
+
+def _press_until_closed(session: Browser, dialog: object, button: str, shot: str) -> None:
+    """Press the dialog's ``button`` and wait for the dialog to close; a click that lands while the UI
+    re-renders is lost, so it is pressed again, as a person would."""
+    attempts = 3
     for attempt in range(1, attempts + 1):
-        dialog.get_by_role("button", name="Resume", exact=True).click()
+        dialog.get_by_role("button", name=button, exact=True).click()
         try:
             dialog.wait_for(state="hidden", timeout=RESUME_WAIT_MS // attempts)
             return
@@ -159,7 +165,7 @@ def resume_as(session: Browser, dialog: object, reviewer: str, shot: str) -> Non
                 continue
             session.shot(f"{shot}-still-open")
             text = " ".join(dialog.inner_text().split())[-800:]
-            raise AssertionError(f"the form did not close after Resume; it shows: ...{text}") from error
+            raise AssertionError(f"the form did not close after {button}; it shows: ...{text}") from error
 
 
 def run_form_field(page: object, label: str) -> object:
@@ -187,8 +193,8 @@ def _xpath_text(text: str) -> str:
 def v1_field(scope: object, title: str, *, exact: bool = False) -> object:
     """The V1 form field (its label, description and widget) whose title starts with ``title`` (or is
     ``title`` with ``exact``), the innermost one when fields nest (a run form's object parameters)."""
-    match = "normalize-space()=" if exact else "starts-with(normalize-space(), {})"
-    test = f"normalize-space()={_xpath_text(title)}" if exact else match.format(_xpath_text(title))
+    quoted = _xpath_text(title)
+    test = f"normalize-space()={quoted}" if exact else f"starts-with(normalize-space(), {quoted})"
     return scope.locator(f"xpath=.//span[{V1_LABEL} and {test}]/ancestor::div[{V1_PROPERTY}][1]")
 
 
@@ -274,18 +280,4 @@ def v1_submit_as(session: Browser, dialog: object, reviewer: str, shot: str) -> 
     name.scroll_into_view_if_needed()
     name.fill(reviewer)
     session.shot(shot)
-    submit = dialog.get_by_role("button", name="Submit", exact=True)
-    attempts = 3  # a click that lands while the UI re-renders is lost; a person would press Submit again
-    for attempt in range(1, attempts + 1):
-        submit.click()
-        try:
-            dialog.wait_for(state="hidden", timeout=RESUME_WAIT_MS // attempts)
-            return
-        except Exception as error:
-            if not dialog.is_visible():
-                return
-            if attempt < attempts:
-                continue
-            session.shot(f"{shot}-still-open")
-            text = " ".join(dialog.inner_text().split())[-800:]
-            raise AssertionError(f"the form did not close after Submit; it shows: ...{text}") from error
+    _press_until_closed(session, dialog, "Submit", shot)
