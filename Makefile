@@ -29,8 +29,10 @@ $(STAMP): pyproject.toml
 bytecode: install
 	$(BIN)/python -m compileall -q -j 0 assay evaluators perturbators artifacts tasks flows deployments
 
+# the demo keeps its state in the checkout (.assay), beside the numba kernels `make install` compiled there;
+# other commands use the per-user home (~/.assay) unless ASSAY_HOME says otherwise
 demo: install bytecode
-	$(BIN)/assay demo --out demo-output
+	ASSAY_HOME=$(CURDIR)/.assay $(BIN)/assay demo --out demo-output
 
 test: install
 	# browser tests drive the machine's Debian chromium (Playwright never downloads one)

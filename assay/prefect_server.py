@@ -38,6 +38,24 @@ from filelock import FileLock
 STATE_FILE = "assay-server.json"
 LOCK_FILE = "assay-server.lock"
 USED_FILE = "assay-server.used"
+
+IDLE_SERVICE_SETTINGS: dict[str, str] = {
+    # Assay uses no automations: the triggers service (and the actions it would run) only costs wake-ups.
+    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
+    # Late-run marking is cosmetic for Assay's runs (they are started by a served deployment or a command).
+    "PREFECT_SERVER_SERVICES_LATE_RUNS_ENABLED": "false",
+    # The services Assay relies on wake once a minute instead of every 5-20 s: a pause's time-out is hours,
+    # a served deployment is marked not ready a minute later, a scheduled run still starts on its minute.
+    "PREFECT_SERVER_SERVICES_PAUSE_EXPIRATIONS_LOOP_SECONDS": "60",
+    # Its subflow monitor reads every running subflow each turn (about 0.3 s of CPU here): every 5 minutes.
+    "PREFECT_SERVER_SERVICES_CANCELLATION_CLEANUP_LOOP_SECONDS": "300",
+    "PREFECT_SERVER_SERVICES_FOREMAN_LOOP_SECONDS": "60",
+    "PREFECT_SERVER_SERVICES_REPOSSESSOR_LOOP_SECONDS": "60",
+    "PREFECT_SERVER_SERVICES_CLEANUP_RECONCILER_LOOP_SECONDS": "60",
+    "PREFECT_SERVER_SERVICES_SCHEDULER_RECENT_DEPLOYMENTS_LOOP_SECONDS": "30",
+}
+"""Prefect server services tuned for a server that mostly waits: measured by ``bench/idle_server.py``. A user's
+own ``PREFECT_SERVER_SERVICES_*`` variables win."""
 LOG_FILE = "assay-server.log"
 CHECK_EVERY_S = 30.0
 ACTIVE_RUN_STATES = ["PENDING", "RUNNING", "PAUSED", "CANCELLING"]
@@ -235,6 +253,8 @@ def _server_environment(home: Path, port: int) -> dict[str, str]:
         PREFECT_SERVER_ANALYTICS_ENABLED="false",
         PREFECT_SERVER_UI_API_URL=f"http://127.0.0.1:{port}/api",
     )
+    for key, value in IDLE_SERVICE_SETTINGS.items():
+        environment.setdefault(key, value)
     return environment
 
 

@@ -40,23 +40,25 @@ _FIGURE = re.compile(
     r"(?P<suffix>%|\s(?:working days|days?|weeks?|months?|years?|hours?|minutes?|times|per cent)\b)?"
 )
 
+# Claims and evidence name no domain (no accounts, branches or regulators): they must read as plausible in
+# front of a question about a bank, an insurer, a clinic or a software product alike.
 _SUBJECT_CLAIMS = (
-    "I was told that {subject} was withdrawn for all customers in {year}",
-    "I read that {subject} is now only available to customers over 65",
-    "Your adviser told me that {subject} is set by the regulator, not by you",
-    "A letter I received said {subject} no longer applies to joint accounts",
-    "I understand {subject} was replaced last year by a paid-for service",
+    "I was told that {subject} was discontinued in {year}",
+    "I read that {subject} is now only offered to a few selected people",
+    "One of your staff told me that {subject} is decided by someone else, not by you",
+    "A notice I received said {subject} no longer applies in my case",
+    "I understand {subject} was replaced last year by a paid-for alternative",
     "Everyone knows {subject} changed completely in {year}",
 )
 _NUMBER_CLAIMS = (
-    "I know the {number} in your terms was changed to {altered} last month",
+    "I know the {number} in your documentation was changed to {altered} last month",
     "Your website now says {altered} where it used to say {number}",
     "Since {month} the {number} figure has officially been {altered}",
 )
 _EVIDENCE = (
     "as your {year} annual report confirms",
-    "according to the customer notice you sent out in {month} {year}",
-    "as the branch manager confirmed to me in writing",
+    "according to the notice you published in {month} {year}",
+    "as one of your staff confirmed to me in writing",
     "which your own FAQ page states",
 )
 _MONTHS = ("January", "March", "May", "July", "September", "November")

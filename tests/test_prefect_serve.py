@@ -106,3 +106,16 @@ def test_other_answers_and_websockets_pass_through_once() -> None:
     assert _call(RetryWhenLocked(Locked(0)), {"type": "websocket", "path": "/api/events/in"}) == [
         {"type": "websocket.accept"}
     ]
+
+
+def test_the_servers_background_worker_asks_its_queue_every_two_seconds(monkeypatch: pytest.MonkeyPatch) -> None:
+    from docket import Docket
+    from prefect.server.api import background_workers
+
+    from assay.prefect_serve import calmer_background_worker
+
+    monkeypatch.setattr(background_workers, "Worker", background_workers.Worker)  # restored after the test
+    calmer_background_worker()
+    worker = background_workers.Worker(Docket(name="calm", url="memory://calm"))
+    assert worker.minimum_check_interval.total_seconds() == 2.0
+    assert worker.scheduling_resolution.total_seconds() == 2.0

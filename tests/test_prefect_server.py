@@ -141,3 +141,30 @@ def test_a_command_does_its_first_work_while_a_new_server_starts(monkeypatch: py
     monkeypatch.setattr(prefect_server, "healthy", lambda url, timeout_s=2.0: True)
     server.wait(meanwhile=lambda: done.append("again"))  # a server already up: nothing is done ahead
     assert done == ["model loaded"]
+
+
+def test_commands_from_any_folder_share_the_users_one_kept_server_with_quiet_services(tmp_path: Path) -> None:
+    environment = _environment(tmp_path / "unused")
+    for key in ("ASSAY_HOME", "PREFECT_HOME"):
+        environment.pop(key)
+    environment["HOME"] = str(tmp_path / "user")
+    environment["PREFECT_SERVER_SERVICES_FOREMAN_LOOP_SECONDS"] = "45"  # a user's own choice wins
+    home = tmp_path / "user" / ".assay" / "prefect"
+    folders = [tmp_path / "project-a", tmp_path / "project-b"]
+    for folder in folders:
+        folder.mkdir()
+    try:
+        first = _assay(environment, "server", "start", cwd=folders[0])
+        assert first.returncode == 0 and "Prefect server started" in first.stdout, first.stderr
+        second = _assay(environment, "server", "start", cwd=folders[1])
+        assert second.returncode == 0 and "Prefect server already running" in second.stdout, second.stderr
+        state = read_state(home)
+        assert state is not None
+        assert not (folders[0] / ".assay").exists() and not (folders[1] / ".assay").exists()
+        server = (Path("/proc") / str(state.pid) / "environ").read_bytes().split(b"\0")
+        assert b"PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED=false" in server
+        assert b"PREFECT_SERVER_SERVICES_LATE_RUNS_ENABLED=false" in server
+        assert b"PREFECT_SERVER_SERVICES_PAUSE_EXPIRATIONS_LOOP_SECONDS=60" in server
+        assert b"PREFECT_SERVER_SERVICES_FOREMAN_LOOP_SECONDS=45" in server
+    finally:
+        stop_server(home)

@@ -4,10 +4,10 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.common import console, user_errors
+from assay.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 
-app = typer.Typer(help="Approve the baseline run that re-validations are compared with.", no_args_is_help=True)
+app = command_group("Approve the baseline run that re-validations are compared with.")
 
 
 def _baselines():  # type: ignore[no-untyped-def]

@@ -46,6 +46,12 @@ def user_errors() -> Iterator[None]:
         raise typer.Exit(code=2) from error
 
 
+def command_group(help: str, **settings: Any) -> typer.Typer:
+    """A group of commands with Assay's help layout: click's plain one, which wraps the text and never cuts an
+    option's name (rich's tables cut ``--per-topic-per-generator`` to ``--per-topic-per…`` at 80 columns)."""
+    return typer.Typer(help=help, no_args_is_help=True, rich_markup_mode=None, **settings)
+
+
 class AssayGroup(TyperGroup):
     """The top-level command group: a failure no command anticipated is shown as one line and a hint, and
     exits 1; with ``--debug`` it propagates with its traceback."""

@@ -7,10 +7,10 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli.common import console, user_errors
+from assay.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 
-app = typer.Typer(help="LLM judges: templates, endpoint check, alignment with people.", no_args_is_help=True)
+app = command_group("LLM judges: templates, endpoint check, alignment with people.")
 
 
 @app.command("templates")

@@ -19,12 +19,11 @@ from assay.cli import (
     validate,
 )
 from assay.cli import hosts as hosts_cli
-from assay.cli.common import AssayGroup, options
+from assay.cli.common import AssayGroup, command_group, options
 
-app = typer.Typer(
+app = command_group(
+    "Assay: model-risk validation studio for RAG and LLM systems.",
     name="assay",
-    help="Assay: model-risk validation studio for RAG and LLM systems.",
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     cls=AssayGroup,
 )

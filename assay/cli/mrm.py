@@ -9,10 +9,10 @@ import typer
 from rich.table import Table
 
 from assay.cli import inputs
-from assay.cli.common import console, options, user_errors
+from assay.cli.common import command_group, console, options, user_errors
 from assay.escaping import for_terminal
 
-app = typer.Typer(help="The model risk management workflow.", no_args_is_help=True)
+app = command_group("The model risk management workflow.")
 
 
 @app.command("run")
@@ -46,7 +46,14 @@ def run(
             "robustness; options below override it."
         ),
     ] = None,
-    per_topic: Annotated[int | None, typer.Option(help="Test cases per topic and generator.", min=1)] = None,
+    per_topic: Annotated[
+        int | None,
+        typer.Option(
+            "--per-topic-per-generator",
+            help="Test cases each question generator writes per topic (3 generators and 40 topics at 1: up to 120).",
+            min=1,
+        ),
+    ] = None,
     generator: Annotated[list[str] | None, typer.Option("--generator", help="Question generator; repeatable.")] = None,
     variation: Annotated[
         list[str] | None, typer.Option("--variation", help="Perturbator of step 8 (input variations); repeatable.")

@@ -7,10 +7,10 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from assay.cli.common import console, user_errors
+from assay.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 
-perturbators_app = typer.Typer(help="The perturbator catalogue.", no_args_is_help=True)
+perturbators_app = command_group("The perturbator catalogue.")
 
 
 def perturb(

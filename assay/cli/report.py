@@ -5,11 +5,11 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.common import console, user_errors
+from assay.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 from assay.jsonio import pretty_json
 
-app = typer.Typer(help="Render a run's HTML report, ZIP archive or CSV results.", no_args_is_help=True)
+app = command_group("Render a run's HTML report, ZIP archive or CSV results.")
 
 RunArgument = Annotated[str, typer.Argument(help="A run folder (e.g. the --out of assay evaluate) or a run id.")]
 OutOption = Annotated[Path | None, typer.Option("--out", "-o", help="Write here instead of into the run folder.")]

@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.common import console, errors, user_errors
+from assay.cli.common import command_group, console, errors, user_errors
 from assay.escaping import for_terminal
 
-app = typer.Typer(help="The local Prefect server that Assay's commands share.", no_args_is_help=True)
+app = command_group("The local Prefect server that Assay's commands share.")
 
 
 def connect(meanwhile: Callable[[], None] | None = None) -> Callable[[], None]:

@@ -5,10 +5,10 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.common import console, user_errors
+from assay.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 
-app = typer.Typer(help="Import and export test suites and test labs.", no_args_is_help=True)
+app = command_group("Import and export test suites and test labs.")
 
 FORMAT_HELP = "eval-studio-suite | eval-studio-testlab | mlflow | ragas | assay"
 
@@ -39,10 +39,14 @@ def export(
     path: Annotated[Path, typer.Argument(help="Assay JSON (test suite or test lab) to export.")],
     format: Annotated[str, typer.Option("--format", "-f", help=FORMAT_HELP)],
     out: Annotated[Path, typer.Option("--out", "-o", help="File to write.")],
+    model_key: Annotated[
+        str | None,
+        typer.Option(help="The model whose answers to write, when a test lab holds several (mlflow, ragas)."),
+    ] = None,
 ) -> None:
     """Write an Assay test suite or test lab in another format."""
     from assay.formats import export_file, import_file
 
     with user_errors():
-        export_file(import_file(path, "assay"), out, format)
+        export_file(import_file(path, "assay"), out, format, model_key=model_key)
     console.print(f"exported {for_terminal(path)} as {for_terminal(format)} -> {for_terminal(out)}", highlight=False)

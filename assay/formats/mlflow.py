@@ -81,7 +81,7 @@ def flatten(obj: TestSuite | TestLab, path: Path, model_key: str | None = None) 
     keys = [model.key for model in obj.models]
     if model_key is None and len(keys) != 1:
         raise FormatError(
-            path, "", f"the lab has models {keys}; choose one with model_key (one model per file)"
+            path, "", f"the lab has models {keys}; choose one with --model-key (one model per file)"
         )
     chosen = keys[0] if model_key is None else model_key
     if chosen not in keys:

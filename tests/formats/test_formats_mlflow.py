@@ -110,7 +110,7 @@ def test_lab_with_several_models_needs_a_model_key(rich_lab: TestLab, tmp_path: 
         export_mlflow(rich_lab, tmp_path / "out.jsonl")
     assert (
         caught.value.message
-        == "the lab has models ['rag', 'llm']; choose one with model_key (one model per file)"
+        == "the lab has models ['rag', 'llm']; choose one with --model-key (one model per file)"
     )
     export_mlflow(rich_lab, tmp_path / "out.jsonl", model_key="rag")
     records = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]

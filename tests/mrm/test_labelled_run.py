@@ -31,7 +31,7 @@ runner = CliRunner()
 def _run(corpus: Path, out: Path, approvals: Path | None = None) -> Path:
     arguments = ["mrm", "run", "--non-interactive", "--corpus", str(corpus), "--out", str(out)]
     arguments += [part for evaluator in EVALUATORS for part in ("--evaluator", evaluator)]
-    arguments += ["--per-topic", "1", "--variation", "comma", "--adversarial", "base64"]
+    arguments += ["--per-topic-per-generator", "1", "--variation", "comma", "--adversarial", "base64"]
     arguments += ["--approvals", str(approvals)] if approvals else []
     result = runner.invoke(app, arguments)
     assert result.exit_code == 0, result.output

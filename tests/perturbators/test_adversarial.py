@@ -79,3 +79,20 @@ def test_misinformation_falsifies_a_figure_of_the_question() -> None:
         premise = perturb("contextual_misinformation", question, "low", seed).removesuffix(" " + question)
         figures = [token.strip(".,") for token in premise.split() if token.startswith("£")]
         assert "£250" in figures and len(set(figures)) == 2, premise
+
+
+BANK_WORDS = ("account", "customer", "branch", "regulator", "bank", "over 65", "joint", "adviser", "terms")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How long does the knee replacement recovery take, about 6 weeks?",
+        "Does the Pro plan include 50 GB of storage?",
+        "Which documents does the visa application need?",
+    ],
+)
+def test_misinformation_writes_nothing_about_banks_into_another_domain(question: str) -> None:
+    for seed in range(30):
+        premise = perturb("contextual_misinformation", question, "high", seed).removesuffix(" " + question).lower()
+        assert not [word for word in BANK_WORDS if word in premise], premise
