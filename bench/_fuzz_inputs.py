@@ -128,7 +128,6 @@ def _file_inputs(count: int) -> list[tuple[str, str, bytes]]:
 def suites(count: int) -> Iterator[tuple[str, Callable[[Any], str], list[Any]]]:
     """(name, entry point, inputs) for each fuzzed entry point."""
     yield "importers", import_one, _file_inputs(count)
-    yield "hostile files", refuse_one, HOSTILE_FILES
     answers = _draw(fuzz.answers, count)
     yield "conditions", condition_one, list(zip(_draw(conditions, count) + HOSTILE_CONDITIONS,
                                                 answers + ["a" * 31 + "!"] * len(HOSTILE_CONDITIONS), strict=True))

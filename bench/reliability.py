@@ -4,6 +4,8 @@
     injected faults / lost cases         a host failing in every way, an object store failing mid-run
     kills / divergent results            `assay evaluate` killed with SIGKILL, rerun, compared with a clean run
     tamperings / missed                  every way of editing a store `assay artifacts verify` should notice
+    hostile <section> / held / failed    duplicate keys, lone surrogates, CSV cell counts, a 100 MB reply,
+                                         a blocked address, secret variants (bench/_hostile.py)
 
 Usage: python bench/reliability.py [--examples N] [--kills K] [--skip-kills]
 Fuzz inputs are drawn afresh each run (tests/fuzz runs a fixed, derandomised set in `make test`).
@@ -23,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import _faults
 import _fuzz_inputs
+import _hostile
 import _kills
 import _tampering
 from _fuzz_watchdog import run_watched
@@ -51,6 +54,8 @@ def main() -> None:
         for line in (tally.crashes + tally.hangs)[:5]:
             print(f"    {line}")
     rows.append(("inputs fuzzed", fuzz_inputs, f"{fuzz_crashes} crashes / {fuzz_hangs} hangs"))
+    for section in _hostile.run(lambda line: print(line, flush=True)):
+        rows.append((section.name, section.tried, f"{section.held} held / {len(section.failures)} failed"))
 
     with tempfile.TemporaryDirectory(prefix="assay-reliability-") as work:
         faults, lost, detail = _faults.inject(Path(work), args.cases)

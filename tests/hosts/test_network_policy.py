@@ -24,6 +24,7 @@ from assay.calls.network import NetworkPolicy, check_url, literal_address, url_r
 from assay.config import DEFAULT_BLOCKED_NETWORKS, load_settings
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase
+from tests.support.network import CLIENT_HOSTS, METADATA_SPELLINGS
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSAY = ROOT / ".venv" / "bin" / "assay"
@@ -32,26 +33,6 @@ SECRET = "sk-canary-network-policy-0123456789"
 POLICY = NetworkPolicy.from_settings(DEFAULT_BLOCKED_NETWORKS, 8 * 1024 * 1024)
 FAST = CallPolicy(concurrency=2, timeout_s=10.0, retries=2, backoff_s=0.01)
 
-METADATA_SPELLINGS = [
-    "http://169.254.169.254/latest/meta-data",
-    "http://2852039166/",  # one decimal number
-    "http://0xa9fea9fe/",  # one hex number
-    "http://0xa9.0xfe.0xa9.0xfe/",  # hex parts
-    "http://0251.0376.0251.0376/",  # octal parts
-    "http://169.254.43518/",  # a.b.c, the last part 16 bits
-    "http://169.254.169.254./",  # trailing dot
-    "http://[::ffff:169.254.169.254]/",  # IPv4-mapped IPv6
-    "http://[::ffff:a9fe:a9fe]/",  # the same, in hex
-    "http://[0:0:0:0:0:ffff:a9fe:a9fe]:80/v1",
-    "http://[2002:a9fe:a9fe::1]/",  # 6to4 carrying 169.254.169.254
-    "http://[64:ff9b::a9fe:a9fe]/",  # NAT64
-    "http://[fe80::1]/",  # IPv6 link-local
-    "http://[fe80::1%25eth0]/",  # ... with a zone
-    "http://[fd00:ec2::254]/",  # AWS metadata over IPv6
-    "http://100.100.100.200/",  # Alibaba Cloud metadata
-    "169.254.169.254:11434",  # a bare host:port, as ollama takes it
-    "HTTP://169.254.169.254/",
-]
 
 
 @pytest.mark.parametrize("url", METADATA_SPELLINGS)
@@ -355,18 +336,7 @@ def test_tls_still_checks_the_certificate_against_the_name(tmp_path: Path, monke
     assert len(received) == 1
 
 
-@pytest.mark.parametrize(
-    "host",
-    [
-        {"type": "bedrock-kb", "llm_model_name": "m", "settings": {"region": "eu-west-1", "knowledge_base_id": "KB1"}},
-        {"type": "h2ogpte-llm", "llm_model_name": "m", "secret_ref": "CANARY_KEY"},
-        {"type": "ollama", "llm_model_name": "m", "secret_ref": "CANARY_KEY"},
-        {"type": "http-rag", "settings": {"mapping": {"answer": "$.answer"}}},
-        {"type": "azure-openai", "llm_model_name": "d", "secret_ref": "CANARY_KEY", "settings": {"api_version": "v"}},
-        {"type": "openai-assistants", "secret_ref": "CANARY_KEY", "settings": {"assistant_id": "asst_1"}},
-    ],
-    ids=lambda host: host["type"],
-)
+@pytest.mark.parametrize("host", CLIENT_HOSTS, ids=lambda host: host["type"])
 def test_every_client_is_refused_a_blocked_address(host: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every host type's client, refused at connect: 127.0.0.2 is blocked by the setting here (a local address,
     so even a regression sends nothing off the machine) and a recording server there receives nothing."""

@@ -18,10 +18,9 @@ def derived_copies(secret: str) -> list[str]:
 def files_holding(secret: str, paths: Iterable[Path]) -> list[str]:
     """The files from which the secret's first ``MIN_DERIVED_CHARS`` characters can be read back, in any case,
     whatever whitespace or zero-width characters were put between them."""
-    needle = secret[:MIN_DERIVED_CHARS].casefold()
-    leaks = []
-    for path in paths:
-        text = path.read_bytes().decode("utf-8", "replace")
-        if needle in _SEPARATORS.sub("", text).casefold():
-            leaks.append(str(path))
-    return leaks
+    return [str(path) for path in paths if text_holds(secret, path.read_bytes().decode("utf-8", "replace"))]
+
+
+def text_holds(secret: str, text: str) -> bool:
+    """Whether the secret's first ``MIN_DERIVED_CHARS`` characters can be read back from ``text``, as above."""
+    return secret[:MIN_DERIVED_CHARS].casefold() in _SEPARATORS.sub("", text).casefold()

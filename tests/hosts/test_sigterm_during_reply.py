@@ -1,0 +1,80 @@
+"""SIGTERM ends `assay evaluate` while a host is still sending a long reply (issue 25, item 2: the audit's run
+ignored it for ~15 CPU-minutes while a 100 MB reply was read)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ASSAY = str(Path(sys.executable).parent / "assay")
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """A chat-completions server that starts a reply and then sends 64 KB every 0.2 s, without end."""
+
+    started = threading.Event()
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.end_headers()
+        self.started.set()
+        try:
+            self.wfile.write(b'{"choices": [{"message": {"role": "assistant", "content": "')
+            while True:
+                self.wfile.write(b"x" * 65536)
+                time.sleep(0.2)
+        except OSError:  # the client went away
+            pass
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def trickle() -> Iterator[str]:
+    _Trickle.started = threading.Event()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_sigterm_ends_an_evaluation_waiting_on_a_long_reply(trickle: str, tmp_path: Path) -> None:
+    host = tmp_path / "host.json"
+    host.write_text(json.dumps({"key": "slow", "type": "openai-compatible", "url": trickle, "llm_model_name": "m",
+                                "calls": {"timeout_s": 600, "retries": 0}}))  # fmt: skip
+    suite = tmp_path / "suite.json"
+    suite.write_text(json.dumps({"name": "s", "tests": [{"key": "t", "test_cases": [{"key": "c", "prompt": "q"}]}]}))
+    environment = {**os.environ, "ASSAY_HOME": str(tmp_path / "home"), "ASSAY_HOSTS__MAX_REPLY_BYTES": str(10**9)}
+    process = subprocess.Popen(
+        [ASSAY, "evaluate", "--suite", str(suite), "--host", str(host), "--evaluators", "text_matching",
+         "--out", str(tmp_path / "out")],
+        env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        assert _Trickle.started.wait(240), "the host was never asked"
+        time.sleep(1.0)  # well inside the reply
+        sent = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+        ended_after = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode != 0
+    assert ended_after < 30
