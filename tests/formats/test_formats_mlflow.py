@@ -121,6 +121,24 @@ def test_lab_with_several_models_needs_a_model_key(rich_lab: TestLab, tmp_path: 
     ]
 
 
+def test_the_export_command_lets_a_user_choose_the_model(rich_lab: TestLab, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli.main import app
+
+    lab = tmp_path / "lab.json"
+    lab.write_text(rich_lab.model_dump_json())
+    out = tmp_path / "out.jsonl"
+    refused = CliRunner().invoke(app, ["suite", "export", str(lab), "--format", "mlflow", "--out", str(out)])
+    assert refused.exit_code == 2 and "choose one with --model-key" in refused.output
+    chosen = CliRunner().invoke(
+        app, ["suite", "export", str(lab), "--format", "mlflow", "--out", str(out), "--model-key", "rag"]
+    )
+    assert chosen.exit_code == 0, chosen.output
+    responses = [json.loads(line)["response"] for line in out.read_text().splitlines()]
+    assert responses and all(response.startswith("RAG answer") for response in responses)
+
+
 @pytest.mark.parametrize(
     ("record", "location", "message"),
     [
