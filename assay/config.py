@@ -211,4 +211,11 @@ def load_settings(**overrides: Any) -> Settings:
         )
         raise ValueError(f"invalid Assay settings (environment ASSAY_* or {source}): {problems}") from None
     register_settings_secrets(settings)
+    if settings.judge.base_url:  # a judge file is checked when loaded; one set in the settings is checked here
+        from assay.calls.network import NetworkPolicy, url_refusal
+
+        policy = NetworkPolicy.from_settings(settings.hosts.blocked_networks, settings.hosts.max_reply_bytes)
+        if (reason := url_refusal(settings.judge.base_url, policy)) is not None:
+            source = os.environ.get("ASSAY_CONFIG", "assay.toml")
+            raise ValueError(f"invalid Assay settings (environment ASSAY_* or {source}): judge.base_url: {reason}")
     return settings

@@ -81,3 +81,11 @@ def test_paths_in_assay_toml_are_read_from_its_folder(monkeypatch: pytest.Monkey
     assert settings.home == project / ".assay"
     assert settings.cache_path == project / "caches"
     assert settings.store_path == project / "objects"
+
+
+def test_a_judge_url_in_the_settings_is_checked_against_the_network_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ASSAY_JUDGE__BASE_URL", "http://169.254.169.254/v1")
+    with pytest.raises(ValueError, match=r"judge\.base_url: .*blocked network"):
+        load_settings()
+    monkeypatch.setenv("ASSAY_JUDGE__BASE_URL", "http://127.0.0.1:8000/v1")
+    assert load_settings().judge.base_url == "http://127.0.0.1:8000/v1"
