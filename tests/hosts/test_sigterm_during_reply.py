@@ -83,5 +83,26 @@ def test_sigterm_ends_an_evaluation_waiting_on_a_long_reply(trickle: str, tmp_pa
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    assert process.returncode != 0
+    # the temporary Prefect server the command started is stopped with it, not left running for nobody
+    deadline = time.monotonic() + 30
+    while (left := _processes_of(tmp_path / "home")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes left running after the command ended: {left}"
+    assert process.returncode == 143, log.read_text()[-2000:]
     assert ended_after < 30
+
+
+def _processes_of(home: Path) -> list[int]:
+    """Processes whose environment holds ``ASSAY_HOME=home``: the command's children."""
+    marker = f"ASSAY_HOME={home}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "environ").read_bytes().split(b"\0"):
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
