@@ -160,7 +160,9 @@ class _GuardedSender:
 
     def __init__(self, connect_timeout: float, read_timeout: float, max_connections: int) -> None:
         timeout = httpx.Timeout(read_timeout, connect=connect_timeout)
-        limits = httpx.Limits(max_connections=max_connections)
+        # as botocore's urllib3 pool: more connections open when needed, ``max_connections`` kept alive; a hard
+        # cap below the host's concurrency would queue requests and spend their time-out waiting for a slot
+        limits = httpx.Limits(max_connections=None, max_keepalive_connections=max_connections)
         self.http = guarded_client(timeout=timeout, limits=limits, follow_redirects=False)
 
     def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse:

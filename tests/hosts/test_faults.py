@@ -27,7 +27,7 @@ FAULTS = ["429", "500", "503", "slow", "drop", "garbage", "empty"]
 RETRYABLE_KINDS = {"rate_limited", "server_error", "timeout", "connection"}
 PERMANENT_KINDS = {"malformed_response", "empty_answer"}
 SECRET = "fault-test-5ecret-0123456789"
-SLOW_S = 3.0
+SLOW_S = 6.0
 
 Protocol = Callable[[list[str | None], pytest.MonkeyPatch], AbstractContextManager[ModelHost]]
 
@@ -117,7 +117,7 @@ def test_300_cases_with_30_percent_faults_lose_nothing_and_a_rerun_finishes_them
         name="faults",
         tests=[Test(key="t", test_cases=[TestCase(key=f"c{i:03d}", prompt=f"question {i}") for i in range(CASES)])],
     )
-    policy = CallPolicy(concurrency=16, timeout_s=2.0, retries=1, backoff_s=0.01, breaker_failures=0)
+    policy = CallPolicy(concurrency=16, timeout_s=4.0, retries=1, backoff_s=0.01, breaker_failures=0)
     store = LocalObjectStore(tmp_path / "store")
     with PROTOCOLS[protocol](_plan(3), monkeypatch) as host:
         first = build_test_lab(suite, [host], run_id="faults", store=store, policy=policy)
