@@ -42,3 +42,22 @@ def engine() -> EmbeddingEngine:
 @pytest.fixture(scope="session")
 def assay_home() -> Path:
     return _HOME
+
+
+_PREFECT_POINTERS = ("PREFECT_API_URL", "PREFECT_HOME", "PREFECT_PROFILE")
+
+
+@pytest.fixture(autouse=True)
+def _prefect_pointers_left_as_found() -> Iterator[None]:
+    """A test that leaves ``PREFECT_API_URL`` (or Prefect's home or profile) changed in this process sends every
+    later command of its worker to a server that no longer runs; fail that test, not the later ones."""
+    before = {name: os.environ.get(name) for name in _PREFECT_POINTERS}
+    yield
+    after = {name: os.environ.get(name) for name in _PREFECT_POINTERS}
+    changed = {name: (before[name], after[name]) for name in _PREFECT_POINTERS if before[name] != after[name]}
+    for name, (value, _) in changed.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+    assert not changed, f"this test left Prefect's settings in os.environ changed (before, after): {changed}"

@@ -93,7 +93,9 @@ def test_an_idle_kept_server_stops_itself_and_the_next_command_starts_a_new_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = tmp_path / "prefect"
-    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    # recorded even when unset, so the URL ensure_server puts in os.environ is taken out again after the test
+    monkeypatch.setenv("PREFECT_API_URL", "")
+    monkeypatch.delenv("PREFECT_API_URL")
     try:
         server = ensure_server(port=_free_port(), idle_minutes=0.05, timeout_s=240, home=home)
         assert server.started_now
