@@ -112,6 +112,7 @@ def check(
             return await host.answer(case)
         finally:
             await host.close()
+            host.release_threads()
 
     limit, limit_source = _probe_timeout(timeout, config)
     started = time.perf_counter()

@@ -11,10 +11,12 @@ host is created, and every row ``resolve`` returns has it redacted: an error bod
 
 import asyncio
 import contextlib
+import functools
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import Field, FiniteFloat, ValidationError
 
@@ -58,6 +60,9 @@ MAX_RAW_CHARS = 20_000
 """A raw reply kept in the lab as evidence is bounded too: enough to read what the server said."""
 
 
+_T = TypeVar("_T")
+
+
 class Host(ABC):
     """A system under test. A host type declares its metadata once in ``spec`` (``spec.id == type``); a class
     that declares only ``type`` and ``description`` (a test double) gets a minimal spec from ``host_spec``."""
@@ -90,7 +95,29 @@ class Host(ABC):
         """The test each case of the current ``resolve`` belongs to (case key -> test key)."""
         self.test_documents: dict[str, list[str]] = {}
         """The documents of each test (test key -> ``Test.documents``), for hosts that index them per test."""
+        self.policy: CallPolicy = CallPolicy().under(config.calls)
+        """How the current ``resolve`` calls this host (its concurrency and time-out size ``blocking``)."""
+        self._threads: ThreadPoolExecutor | None = None
         register_env_secret(config.secret_ref)
+
+    async def blocking(self, function: Callable[..., _T], *args: Any) -> _T:
+        """``function(*args)`` of a synchronous client library (boto3, h2ogpte), run on this host's own threads.
+
+        Python's shared pool (``asyncio.to_thread``) has min(32, cores + 4) threads: on a small machine a host
+        asked 16 at a time queued its calls there, and a call's time-out was spent waiting for a thread (the
+        call was then never sent). The host's pool has a thread per call in flight, and as many again for calls
+        still running after their time-out (a thread cannot be stopped)."""
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(
+                max_workers=2 * self.policy.concurrency, thread_name_prefix=f"assay-host-{self.config.key}"
+            )
+        return await asyncio.get_running_loop().run_in_executor(self._threads, functools.partial(function, *args))
+
+    def release_threads(self) -> None:
+        """Let the host's threads go once a ``resolve`` is done (calls still running finish on their own)."""
+        threads, self._threads = self._threads, None
+        if threads is not None:
+            threads.shutdown(wait=False, cancel_futures=True)
 
     def secret(self, required_for: str | None = None) -> str | None:
         """The credential ``secret_ref`` names, read from the environment now and never kept; ``None`` when the
@@ -172,7 +199,7 @@ async def resolve(
     """Answer every (test key, case) pair; a row per case, in input order, failures recorded on the row.
 
     ``documents`` maps a test key to its ``Test.documents``, for hosts that build a collection per test."""
-    policy = (policy or CallPolicy()).under(host.config.calls)
+    policy = host.policy = (policy or CallPolicy()).under(host.config.calls)
     model_key = host.config.key
     host.case_tests = {case.key: test_key for test_key, case in cases}
     host.test_documents = {key: list(value) for key, value in (documents or {}).items()}
@@ -256,6 +283,7 @@ async def resolve(
     finally:
         with contextlib.suppress(Exception):  # the answers are in; a failing clean-up must not lose them
             await host.close()
+        host.release_threads()
     return [_redacted(row) for row in rows]
 
 

@@ -13,8 +13,9 @@ Configuration (``ModelHost``):
   ``userContext``...). botocore checks them against the service model: a setting it does not know is a
   ``configuration`` error naming it.
 
-boto3 is synchronous: each call runs in ``asyncio.to_thread`` on one client per host (boto3 clients are
-thread-safe), created lazily. botocore's own retries are off (``total_max_attempts=1``): ``resolve`` counts and
+boto3 is synchronous: each call runs on the host's threads (``Host.blocking``) on one client per host (boto3
+clients are thread-safe), created lazily; its read time-out is at most the call policy's, so a call given up on
+does not hold a thread longer. botocore's own retries are off (``total_max_attempts=1``): ``resolve`` counts and
 spaces them. Bedrock reports no token counts (nor a model name): ``resolve`` counts the tokens of what was sent
 (``sent_text``: the user turns and the prompt) and of the answer, and prices them from the host file's table.
 
@@ -23,7 +24,6 @@ recorded assistant turns cannot be injected: Bedrock keeps its own replies), the
 prompt is the case's answer and ``raw_response`` holds the whole transcript.
 """
 
-import asyncio
 import json
 import threading
 from typing import Any, ClassVar
@@ -237,7 +237,7 @@ class BedrockKnowledgeBase(Host):
             config = Config(
                 retries={"total_max_attempts": 1, "mode": "standard"},
                 connect_timeout=self._number("connect_timeout_s", 10),
-                read_timeout=self._number("read_timeout_s", 120),
+                read_timeout=min(self._number("read_timeout_s", 120), self.policy.timeout_s),
                 max_pool_connections=int(self._number("max_pool_connections", 32)),
             )
             try:
@@ -369,7 +369,7 @@ class BedrockKnowledgeBase(Host):
         transcript: list[dict[str, Any]] = []
         text, context, body = "", [], {}
         for index, question in enumerate(questions):
-            response = await asyncio.to_thread(self._call, question, session_id)
+            response = await self.blocking(self._call, question, session_id)
             try:
                 text, context, body = self._parse(response)
             except HostError as error:

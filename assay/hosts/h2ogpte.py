@@ -16,7 +16,6 @@ otherwise), and every setting that is not an Assay key (``ASSAY_KEYS``) goes to 
 ``llm``, ``llm_args``, ``rag_config``, ``system_prompt``, ``include_chat_history``, ``tags``, ``timeout``...
 """
 
-import asyncio
 import json
 import threading
 from collections.abc import Callable, Sequence
@@ -204,7 +203,7 @@ class H2OGPTeLLM(Host):
 
     async def _call(self, function: Callable[[], _T]) -> _T:
         try:
-            return await asyncio.to_thread(function)
+            return await self.blocking(function)
         except (HostError, RetryableHostError):
             raise
         except Exception as error:
@@ -292,7 +291,7 @@ class H2OGPTeLLM(Host):
             cached = self._client_cache
         if cached is None or not sessions or self.config.settings.get("keep_collections"):
             return
-        await asyncio.to_thread(cached[1].delete_chat_sessions, sessions)
+        await self.blocking(cached[1].delete_chat_sessions, sessions)
 
 
 def _sum(values: Any) -> int | None:
@@ -388,7 +387,7 @@ class H2OGPTeRAG(H2OGPTeLLM):
         self._collections = {}
         cached = self._client_cache
         if collections and cached is not None and not self.config.settings.get("keep_collections"):
-            await asyncio.to_thread(cached[1].delete_collections, collections)
+            await self.blocking(cached[1].delete_collections, collections)
 
     async def close(self) -> None:
         try:
