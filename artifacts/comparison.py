@@ -19,10 +19,10 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+from assay.artifacts.comparison_coverage import CoverageTally, Scores
+from assay.artifacts.gates import PROBLEMS_FILE, catalogue_from_run, thresholds_in_force
+from assay.artifacts.report.run_documents import RunDocuments
 
-from artifacts.comparison_coverage import CoverageTally, Scores
-from artifacts.gates import PROBLEMS_FILE, catalogue_from_run, thresholds_in_force
-from artifacts.report.run_documents import RunDocuments
 from assay.models.comparison import CaseChange, Comparison, MetricDelta, ProblemChange, RunReference, Unmatched
 from assay.models.evaluation import on_good_side
 

@@ -3,8 +3,8 @@ HTML page with a delta chart. Every model key, question, reason and problem text
 escaped for its medium (``for_markdown_cell``, autoescaped templates, ``figure_text`` inside the chart)."""
 
 import plotly.graph_objects as go
+from assay.artifacts.report.page import Section, figure_html, figure_text, render, render_page
 
-from artifacts.report.page import Section, figure_html, figure_text, render, render_page
 from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models.comparison import Comparison, MetricDelta
 

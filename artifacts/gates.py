@@ -22,7 +22,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.report.run_documents import RunDocuments
+
 from assay.models.evaluation import EvaluatorSpec, on_good_side
 from assay.models.gates import FAIL_ON_SEVERITIES, FailOn, Gate, GateReport, GateResult, SeverityGate
 

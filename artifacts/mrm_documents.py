@@ -5,11 +5,12 @@ Every verdict in them is taken at the run's threshold book. Pure builder, no I/O
 from collections.abc import Sequence
 from typing import Any
 
-from artifacts.corpus_patch import build_corpus_patch
-from artifacts.findings import find_insights, find_problems
-from artifacts.guardrails import build_guardrail_config
-from artifacts.prompt_extension import build_prompt_extension
-from artifacts.workflow_report import build_workflow_report
+from assay.artifacts.corpus_patch import build_corpus_patch
+from assay.artifacts.findings import find_insights, find_problems
+from assay.artifacts.guardrails import build_guardrail_config
+from assay.artifacts.prompt_extension import build_prompt_extension
+from assay.artifacts.workflow_report import build_workflow_report
+
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import (

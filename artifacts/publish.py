@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from artifacts.evaluation_results import results_document, summary_document
-from artifacts.findings import find_insights, find_problems, leaderboard, leaderboard_markdown
-from artifacts.report.html import render_report
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.evaluation_results import results_document, summary_document
+from assay.artifacts.findings import find_insights, find_problems, leaderboard, leaderboard_markdown
+from assay.artifacts.report.html import render_report
+from assay.artifacts.report.run_documents import RunDocuments
+
 from assay.jsonio import pretty_json
 from assay.models import TestLab
 from assay.models.artifacts import Producer

@@ -6,10 +6,11 @@ the documents to publish and the Markdown for the Prefect run are returned, noth
 from collections.abc import Sequence
 from typing import Any
 
-from artifacts.comparison import compare_runs
-from artifacts.comparison_report import comparison_html, comparison_markdown, significant
-from artifacts.gates import check_gates
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.comparison import compare_runs
+from assay.artifacts.comparison_report import comparison_html, comparison_markdown, significant
+from assay.artifacts.gates import check_gates
+from assay.artifacts.report.run_documents import RunDocuments
+
 from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models.comparison import Comparison
 from assay.models.gates import FailOn, Gate

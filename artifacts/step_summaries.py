@@ -9,11 +9,9 @@ Markdown (the UI renders table cells and descriptions as Markdown). Pure builder
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from pydantic import BaseModel, ConfigDict
-
-from artifacts.calibration_validity import validity_facts
-from artifacts.findings import find_problems, leaderboard
-from artifacts.workflow_report import (
+from assay.artifacts.calibration_validity import validity_facts
+from assay.artifacts.findings import find_problems, leaderboard
+from assay.artifacts.workflow_report import (
     STEP_TITLES,
     calibration_numbers,
     cluster_numbers,
@@ -21,6 +19,8 @@ from artifacts.workflow_report import (
     topic_numbers,
     validation_numbers,
 )
+from pydantic import BaseModel, ConfigDict
+
 from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models import TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult

@@ -2,9 +2,9 @@
 rest, next to the one-line baselines, as a self-contained offline page in the layout of every Assay report
 (``artifacts.report.page``). Ids, reasons and file names came from the user's file, so templates escape them."""
 
+from assay.artifacts.report.page import Section, render, render_page
 from markupsafe import Markup
 
-from artifacts.report.page import Section, render, render_page
 from assay.models.validity import MetricValidity, ValidityReport
 
 MAX_UNSCORED_SHOWN = 50

@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 from statistics import fmean
 from typing import Any
 
-from artifacts.findings import leaderboard
+from assay.artifacts.findings import leaderboard
+
 from assay.models import TestLab
 from assay.models.base import SCHEMA_VERSION
 from assay.models.evaluation import EvaluationResult

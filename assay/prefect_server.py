@@ -3,7 +3,7 @@
 Without ``PREFECT_API_URL`` every flow used to start Prefect's temporary server, which costs 10-30 s per
 command on a small machine and forgets the run history, the pause forms and the artifacts the moment the
 command ends. Here the first command starts the Prefect server (``assay.prefect_serve``) on 127.0.0.1 under a
-small supervisor process, detached from the command, and every later command (and ``deployments.serve``)
+small supervisor process, detached from the command, and every later command (and ``assay.deployments.serve``)
 finds it through a state file in ``PREFECT_HOME`` and reuses it. The supervisor stops the server when nothing
 has used it for ``prefect_server_idle_minutes``: no command, no running, pending or paused flow run, no served
 deployment.

@@ -51,8 +51,8 @@ class OutageStore(LocalObjectStore):
 
 
 def inject(work: Path, count: int) -> tuple[int, int, str]:
-    from evaluators import run_evaluator
-    from evaluators.registry import build_evaluator
+    from assay.evaluators import run_evaluator
+    from assay.evaluators.registry import build_evaluator
 
     register_host(FaultyHost)
     rng = random.Random(7)

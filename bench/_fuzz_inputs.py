@@ -87,7 +87,7 @@ def condition_one(item: tuple[str, str]) -> str:
 
 
 def path_one(item: tuple[str, Any]) -> str:
-    from evaluators._assertion_checks import AssertionProblem, select
+    from assay.evaluators._assertion_checks import AssertionProblem, select
 
     try:
         select(item[0], item[1])
@@ -102,9 +102,9 @@ def schema_one(item: tuple[Any, str]) -> str:
 
 
 def _score(evaluator_id: str, fields: dict[str, Any]) -> str:
-    from evaluators.base import CaseContext
-    from evaluators.registry import build_evaluator
-    from evaluators.runner import score_case
+    from assay.evaluators.base import CaseContext
+    from assay.evaluators.registry import build_evaluator
+    from assay.evaluators.runner import score_case
 
     reason = score_case(build_evaluator(evaluator_id), CaseContext.build(**fields)).unscored_reason
     if reason and "evaluator error" in reason:

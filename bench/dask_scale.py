@@ -46,7 +46,7 @@ def build_lab(cases: int, folder: Path, file_name: str = "lab.json") -> Path:
 
 def timed_run(lab: Path, folder: Path, mode: str, workers: int, shard_size: int) -> tuple[float, dict]:
     os.environ["ASSAY_HOME"] = str(folder / mode / "home")
-    from flows.evaluate import evaluate_flow
+    from assay.flows.evaluate import evaluate_flow
 
     started = time.perf_counter()
     evaluate_flow(

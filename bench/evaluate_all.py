@@ -66,7 +66,7 @@ def main() -> None:
         from assay.prefect_env import configure_prefect
 
         configure_prefect(load_settings())
-        from flows.evaluate import evaluate_flow
+        from assay.flows.evaluate import evaluate_flow
 
         suite_path = Path(folder) / "suite.json"
         suite_path.write_text(json.dumps(build_suite(args.cases)))

@@ -28,18 +28,18 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import json  # noqa: E402
 
 import numpy as np  # noqa: E402
-from scipy.optimize import minimize  # noqa: E402
-
-from assay.embeddings import shared_engine  # noqa: E402
-from assay.validity.metrics import roc_auc  # noqa: E402
-from bench.groundedness_sets import TRAINING_SETS, Row, add_signals, load_rows  # noqa: E402
-from evaluators import Services  # noqa: E402
-from evaluators._groundedness_model import (  # noqa: E402
+from assay.evaluators import Services  # noqa: E402
+from assay.evaluators._groundedness_model import (  # noqa: E402
     FEATURES,
     MODEL_SCHEMA_VERSION,
     GroundednessModel,
     groundedness_score,
 )
+from scipy.optimize import minimize  # noqa: E402
+
+from assay.embeddings import shared_engine  # noqa: E402
+from assay.validity.metrics import roc_auc  # noqa: E402
+from bench.groundedness_sets import TRAINING_SETS, Row, add_signals, load_rows  # noqa: E402
 
 MODEL_FILE = ROOT / "assay" / "data" / "groundedness" / "model.json"
 L2 = 1.0

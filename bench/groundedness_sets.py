@@ -9,8 +9,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from assay.evaluators import CaseContext, Services, build_evaluator
+
 from bench.labelled_sets import load_labelled_set, verify_frozen
-from evaluators import CaseContext, Services, build_evaluator
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLIC_DIR = ROOT / "bench" / "data" / "validity"

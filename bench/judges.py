@@ -26,6 +26,8 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from assay.evaluators import Services, build_evaluator, evaluator_class, evaluator_ids, run_evaluator
+
 from assay.embeddings import shared_engine
 from assay.formats import import_file
 from assay.hosts import default_host_config
@@ -34,7 +36,6 @@ from assay.labs import build_test_lab
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 from assay.models.judges import JudgeAccount, JudgeEndpoint, JudgeRunOptions
-from evaluators import Services, build_evaluator, evaluator_class, evaluator_ids, run_evaluator
 from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 
 SUITE = Path(__file__).resolve().parents[1] / "assay" / "data" / "sample_bank" / "suite.json"

@@ -31,8 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-
-from flows.mrm import STEPS  # the workflow's own step list, in order
+from assay.flows.mrm import STEPS  # the workflow's own step list, in order
 
 GOAL_S = 120.0
 BIN = Path(sys.executable).parent

@@ -130,8 +130,9 @@ class _Recorder:
 
 def embedded_texts(lab_path: Path, evaluators: list[str]) -> list[str]:
     """The distinct texts the evaluators ask the embedder for on this lab: what the floor must encode."""
+    from assay.evaluators import Services, build_evaluator, run_evaluator
+
     from assay.formats import import_file
-    from evaluators import Services, build_evaluator, run_evaluator
 
     lab = import_file(lab_path, "auto")
     recorder = _Recorder()
@@ -157,12 +158,12 @@ import json, sys, time
 from pathlib import Path
 from assay.config import load_settings
 from assay.formats import import_file
-from artifacts.publish import publish_evaluation
+from assay.artifacts.publish import publish_evaluation
 from assay.storage.factory import open_artifact_store, open_object_store, open_signer
-from evaluators import build_evaluator
-from evaluators.score_checkpoints import run_with_checkpoints
-from evaluators.selection import select_evaluators
-from evaluators.run_services import run_services
+from assay.evaluators import build_evaluator
+from assay.evaluators.score_checkpoints import run_with_checkpoints
+from assay.evaluators.selection import select_evaluators
+from assay.evaluators.run_services import run_services
 lab = import_file(Path(sys.argv[1]), "auto")
 services = run_services(None, None)  # the services a command's tasks use: engine, caches, sentence store
 selected, skipped = select_evaluators(lab, sys.argv[2].split(","), services)

@@ -33,6 +33,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import json  # noqa: E402
 
 import numpy as np  # noqa: E402
+from assay.evaluators import Services, build_evaluator  # noqa: E402
 
 from assay.embeddings import shared_engine  # noqa: E402
 from assay.validity.baselines import BASELINES, score_baselines  # noqa: E402
@@ -46,7 +47,6 @@ from bench.groundedness_sets import (  # noqa: E402
     add_signals,
     load_rows,
 )
-from evaluators import Services, build_evaluator  # noqa: E402
 
 MEASURED_FILE = ROOT / "assay" / "data" / "validity" / "measured.json"
 SETS = (*TRAINING_SETS, INDEPENDENT_HELDOUT)

@@ -1,5 +1,5 @@
 """The deployments as ``deployments/prefect.yaml`` declares them: the single source of truth that both
-``prefect deploy`` and ``python -m deployments.serve`` read, so a served and a deployed flow never differ.
+``prefect deploy`` and ``python -m assay.deployments.serve`` read, so a served and a deployed flow never differ.
 
 Loading the file is pure (YAML anchors resolved, no Prefect import); importing a deployment's flow is a
 separate step because flow modules import Prefect, which must be configured first.
@@ -42,9 +42,10 @@ class DeploymentSpec:
 
     @property
     def module(self) -> str:
-        """The entrypoint's module as an import name, e.g. ``flows.mrm`` for ``flows/mrm.py:mrm_workflow``."""
+        """The entrypoint's module as an import name, e.g. ``assay.flows.mrm`` for ``flows/mrm.py:mrm_workflow``
+        (the top-level folders install inside the ``assay`` namespace)."""
         path, _, _ = self.entrypoint.partition(":")
-        return ".".join(Path(path).with_suffix("").parts)
+        return ".".join(("assay", *Path(path).with_suffix("").parts))
 
     @property
     def function(self) -> str:

@@ -15,10 +15,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from assay.deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, DeploymentSpec, ScheduleSpec, load_deployments
+
 from assay.config import load_settings
 from assay.prefect_env import configure_prefect, connect_prefect
 from assay.runs import RUN_ID_PLACEHOLDER
-from deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, DeploymentSpec, ScheduleSpec, load_deployments
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

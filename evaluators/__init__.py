@@ -8,9 +8,9 @@ so listing the catalogue stays fast.
 import importlib
 import pkgutil
 
-from evaluators.base import CaseContext, Evaluator, Scored, Services, Unscored
-from evaluators.registry import build_evaluator, evaluator_class, evaluator_ids, register
-from evaluators.runner import run_evaluator
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Services, Unscored
+from assay.evaluators.registry import build_evaluator, evaluator_class, evaluator_ids, register
+from assay.evaluators.runner import run_evaluator
 
 for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_"):

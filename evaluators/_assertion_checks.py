@@ -92,9 +92,8 @@ def parse_json(text: str) -> tuple[bool, Any]:
 def compile_path(path: str) -> Any:
     """A parsed JSON path (jsonpath-ng's extended syntax, so filters like ``[?(@.n > 1)]`` work), with its
     regexes on the bounded engine."""
+    from assay.evaluators._json_paths import parse_bounded
     from jsonpath_ng.exceptions import JSONPathError
-
-    from evaluators._json_paths import parse_bounded
 
     if len(path) > MAX_JSON_PATH_CHARS:
         raise AssertionProblem(

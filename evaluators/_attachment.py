@@ -15,8 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import regex
-
-from evaluators._grounding import Figure, _stem, content_words, figures
+from assay.evaluators._grounding import Figure, _stem, content_words, figures
 
 _CLAUSE_BREAK = regex.compile(r"(?<=[.!?])\s+|[;\n()\[\]]|,\s|\s[-–—]\s")
 _UNIT_WORDS = frozenset({"day", "week", "month", "year", "hour", "minute", "working", "business", "calendar"})

@@ -15,9 +15,10 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
+from assay.evaluators.base import CaseContext, Scored, Unscored
+
 from assay.models.evaluation import MetricMeta
-from evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
-from evaluators.base import CaseContext, Scored, Unscored
 
 if TYPE_CHECKING:
     from assay.judges.templates import JudgeTemplate

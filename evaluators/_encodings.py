@@ -11,8 +11,7 @@ import binascii
 from dataclasses import dataclass
 
 import regex
-
-from evaluators._detectors import finditer_bounded
+from assay.evaluators._detectors import finditer_bounded
 
 MAX_DEPTH = 2
 MIN_DECODED_CHARS = 4

@@ -2,8 +2,8 @@
 
 from collections.abc import Sequence
 
-from evaluators._nli import NliBackend, answer_entailment
-from evaluators.base import Scored
+from assay.evaluators._nli import NliBackend, answer_entailment
+from assay.evaluators.base import Scored
 
 
 def passages_of(texts: Sequence[str]) -> list[str]:

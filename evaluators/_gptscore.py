@@ -21,11 +21,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
+from assay.evaluators.base import CaseContext, Scored
+
 from assay.judges.templates import template
 from assay.models.evaluation import MetricMeta
 from assay.models.judges import JudgeCall
-from evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
-from evaluators.base import CaseContext, Scored
 
 INFINITY = float("inf")
 DEFAULT_THRESHOLD = INFINITY

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
+from assay.evaluators._grounding import STOPWORDS
+from assay.evaluators._overlap import tokens
 from rapidfuzz.distance import LCSseq
-
-from evaluators._grounding import STOPWORDS
-from evaluators._overlap import tokens
 
 FEATURES = ("unsupported_words", "ordered_overlap", "ordered_content_overlap", "hybrid")
 MODEL_SCHEMA_VERSION = 1

@@ -24,9 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+
 from assay.judges import NOT_CONFIGURED
 from assay.models.judges import JudgeAccount, JudgeCall, JudgeRunOptions, JudgeSummary
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 if TYPE_CHECKING:
     from assay.judges.client import JudgeClient
@@ -204,7 +205,7 @@ class JudgedEvaluator(Evaluator):
         """The cases to send to the judge, and the cascade's counts (None when every case goes)."""
         if not (options.cascade or options.budget is not None):
             return list(cases), None
-        from evaluators.cascade import route_cases
+        from assay.evaluators.cascade import route_cases
 
         to_judge, decided, counts = route_cases(self, cases, options)
         for key, outcome in decided.items():

@@ -10,11 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators._detectors import DetectorTimeout, Finding, mask
+from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.conditions import ConditionError
+
 from assay.models import RetrievedChunk
 from assay.models.evaluation import MetricMeta
-from evaluators._detectors import DetectorTimeout, Finding, mask
-from evaluators.base import CaseContext, Scored, Unscored
-from evaluators.conditions import ConditionError
 
 MAX_LISTED = 20
 

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
-
-from evaluators.base import Unscored
+from assay.evaluators.base import Unscored
 
 MODELS_DIR_ENV = "ASSAY_MODELS_DIR"
 _WEIGHT_FILES = (

@@ -31,8 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-from evaluators._models import (
+from assay.evaluators._models import (
     SequenceClassifier,
     batched,
     find_model,
@@ -42,7 +41,7 @@ from evaluators._models import (
     read_config,
     sequence_classifier,
 )
-from evaluators.base import Unscored
+from assay.evaluators.base import Unscored
 
 NLI_MODEL_ENV = "ASSAY_NLI_MODEL"
 DEFAULT_FOLDER = "nli"

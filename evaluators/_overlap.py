@@ -10,8 +10,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 import regex
-
-from evaluators._grounding import STOPWORDS
+from assay.evaluators._grounding import STOPWORDS
 
 _TOKEN = regex.compile(r"[\p{L}\p{N}]+")
 

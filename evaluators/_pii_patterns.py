@@ -6,8 +6,7 @@ years, amounts and version strings are not reported as personal data.
 """
 
 import regex
-
-from evaluators._detectors import Detector, kinds_of
+from assay.evaluators._detectors import Detector, kinds_of
 
 # Issuer prefixes (inclusive numeric ranges over the leading digits) and the lengths each brand issues.
 _CARD_BRANDS: tuple[tuple[tuple[tuple[int, int], ...], tuple[int, ...]], ...] = (

@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import regex
-
-from evaluators._detectors import Finding, scan
-from evaluators._pii_patterns import PII_DETECTORS
+from assay.evaluators._detectors import Finding, scan
+from assay.evaluators._pii_patterns import PII_DETECTORS
 
 CONTACT_DETECTORS = tuple(detector for detector in PII_DETECTORS if detector.kind in ("email", "phone"))
 MIN_PHONE_DIGITS = 7

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from assay.evaluators._judged import CaseJudge, JudgeFailed
+from assay.evaluators._sentence_similarity import sentences_of
+from assay.evaluators._split_bound import check_bound
+from assay.evaluators.base import CaseContext, Unscored
 
 from assay.embeddings import Embedder
-from evaluators._judged import CaseJudge, JudgeFailed
-from evaluators._sentence_similarity import sentences_of
-from evaluators._split_bound import check_bound
-from evaluators.base import CaseContext, Unscored
 
 MAX_ITEMS = 50
 """Per-item verdicts kept in a case's details (claims, statements, chunks, sentences); the rest are counted."""

@@ -10,8 +10,7 @@ import binascii
 import json
 
 import regex
-
-from evaluators._detectors import Detector, kinds_of
+from assay.evaluators._detectors import Detector, kinds_of
 
 _PLACEHOLDER_WORDS = {
     "null", "none", "nil", "true", "false", "required", "optional", "empty", "hidden", "redacted", "masked",

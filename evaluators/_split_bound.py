@@ -7,8 +7,9 @@ out of the batched ``prepare`` and never scored as zero.
 
 from collections.abc import Sequence
 
+from assay.evaluators.base import CaseContext, Unscored
+
 from assay.embeddings.sentences import MAX_SPLIT_CHARS
-from evaluators.base import CaseContext, Unscored
 
 _LABELS = {
     "question": "question",

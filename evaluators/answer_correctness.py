@@ -10,11 +10,12 @@ wrong figure must not pass on similarity alone.
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from assay.evaluators import _ragas
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators import _ragas
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.base import CaseContext, Scored
-from evaluators.registry import register
 
 
 @register

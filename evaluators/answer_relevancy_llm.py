@@ -9,11 +9,12 @@ question with the generated ones (clipped to [0, 1]), and 0 when the judge finds
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from assay.evaluators import _ragas
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators import _ragas
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.base import CaseContext, Scored
-from evaluators.registry import register
 
 ANSWER_RELEVANCY_METRIC = MetricMeta(
     key="answer_relevancy",

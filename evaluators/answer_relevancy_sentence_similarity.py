@@ -8,11 +8,12 @@ needed, unlike the question-regeneration variant of answer relevancy.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from assay.evaluators._sentence_similarity import embed_distinct, rounded, sentences_of, similarity_matrix
+from assay.evaluators._split_bound import check_bound, within_bound
+from assay.evaluators.base import CaseContext, Evaluator
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._sentence_similarity import embed_distinct, rounded, sentences_of, similarity_matrix
-from evaluators._split_bound import check_bound, within_bound
-from evaluators.base import CaseContext, Evaluator
-from evaluators.registry import register
 
 SPLIT_INPUTS = ("actual_output",)
 

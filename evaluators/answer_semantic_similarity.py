@@ -3,9 +3,10 @@
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from assay.evaluators.base import CaseContext, Evaluator, cosine
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, cosine
-from evaluators.registry import register
 
 
 @register

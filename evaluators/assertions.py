@@ -15,11 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators import _assertion_checks as checks
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.registry import register
+
 from assay.models import Assertion
 from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
-from evaluators import _assertion_checks as checks
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
-from evaluators.registry import register
 
 Verdict = tuple[bool | None, str]
 """One assertion's outcome (None: it could not be checked) and what was observed, or why it was not checked."""

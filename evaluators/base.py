@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+from assay.evaluators._tasks import task_mismatch
 
 from assay.embeddings.engine import Embedder
 from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow, ToolCall
 from assay.models.evaluation import CaseScores, EvaluatorSpec, ParameterMeta
-from evaluators._tasks import task_mismatch
 
 if TYPE_CHECKING:
     from assay.embeddings.keyed_store import KeyedJsonStore

@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from assay.evaluators._sentence_similarity import rounded
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
 
 from assay.embeddings import PACKAGED_MODEL, ModelUnavailableError, resolve_model_path
 from assay.embeddings.keyed_store import hashed_key
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._sentence_similarity import rounded
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 Pair = tuple[str, str]
 PairScores = dict[str, float]

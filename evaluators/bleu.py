@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 ORDERS = (1, 2, 3, 4)
 # Tokenizers that need no extra package or download (spm/flores fetch a model, mecab needs a dictionary).

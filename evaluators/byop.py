@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import jinja2
 import jinja2.meta
+from assay.evaluators._binary_judge import binary_scores, retrieval_verdict
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._binary_judge import binary_scores, retrieval_verdict
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.base import CaseContext, Scored
-from evaluators.registry import register
 
 if TYPE_CHECKING:
     from assay.judges.templates import JudgeTemplate

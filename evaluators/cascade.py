@@ -11,13 +11,14 @@ uncertainty. A case the proxy cannot score always goes to the judge while the bu
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from assay.evaluators.base import CaseContext, Unscored
+from assay.evaluators.registry import build_evaluator
+from assay.evaluators.runner import score_case, skip_reason
+
 from assay.models.judges import JudgeRunOptions
-from evaluators.base import CaseContext, Unscored
-from evaluators.registry import build_evaluator
-from evaluators.runner import score_case, skip_reason
 
 if TYPE_CHECKING:
-    from evaluators._judged import JudgedEvaluator
+    from assay.evaluators._judged import JudgedEvaluator
 
 
 def route_cases(

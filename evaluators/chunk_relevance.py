@@ -3,10 +3,11 @@ Each retrieved chunk is rated on its own; the case's value is the precision, rel
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._databricks import ChunkRatingJudge
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._databricks import ChunkRatingJudge
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 
 @register

@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 METRICS = ("accuracy", "precision", "recall", "f1")
 CLASSIFICATION_CATEGORY = "classification"

@@ -10,12 +10,13 @@ name, address or medical detail pass unseen.
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators._binary_judge import BinaryJudgeEvaluator
+from assay.evaluators._leakage import LeakageNames, leakage_metrics
+from assay.evaluators._public_contacts import PUBLIC_CONTACTS_FILE_HELP, PUBLIC_CONTACTS_HELP, PublicContacts
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._binary_judge import BinaryJudgeEvaluator
-from evaluators._leakage import LeakageNames, leakage_metrics
-from evaluators._public_contacts import PUBLIC_CONTACTS_FILE_HELP, PUBLIC_CONTACTS_HELP, PublicContacts
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 
 @register

@@ -11,12 +11,13 @@ tuning for a different model.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from assay.evaluators._split_bound import check_bound, within_bound
+from assay.evaluators.base import CaseContext, Evaluator, Scored, cosine
+from assay.evaluators.registry import register
+
 from assay.embeddings import split_sentences
 from assay.models import RetrievedChunk
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._split_bound import check_bound, within_bound
-from evaluators.base import CaseContext, Evaluator, Scored, cosine
-from evaluators.registry import register
 
 SPLIT_INPUTS = ("retrieved_context",)
 

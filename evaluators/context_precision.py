@@ -7,11 +7,12 @@ a useful chunk. Useless chunks above useful ones lower it; a retrieval with no u
 
 from dataclasses import dataclass, field
 
+from assay.evaluators import _ragas
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators import _ragas
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.base import CaseContext, Scored
-from evaluators.registry import register
 
 CONTEXT_PRECISION_METRIC = MetricMeta(
     key="context_precision",

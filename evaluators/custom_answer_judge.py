@@ -5,10 +5,11 @@ naming the parameter, not halfway through a run."""
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._databricks import COMPLIANCE, CustomPromptJudge, RatingJudge, rating_metric
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._databricks import COMPLIANCE, CustomPromptJudge, RatingJudge, rating_metric
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 DEFAULT_PROMPT = (
     "Does the response give the user what the request asks for, staying on its subject?\n\n"

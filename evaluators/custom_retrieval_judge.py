@@ -4,10 +4,11 @@ prompt ``retrieved_context`` is the one chunk being judged."""
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._databricks import ChunkRatingJudge, CustomPromptJudge
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._databricks import ChunkRatingJudge, CustomPromptJudge
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 DEFAULT_PROMPT = (
     "Does this retrieved passage hold information that helps answer the request?\n\n"

@@ -8,10 +8,11 @@ duplicate expected URIs count once.
 
 from dataclasses import dataclass, field
 
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.registry import register
+
 from assay.models import RetrievedChunk
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
-from evaluators.registry import register
 
 
 @register

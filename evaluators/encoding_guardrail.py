@@ -14,9 +14,7 @@ import bisect
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.models.evaluation import EvaluatorSpec
-from assay.models.suite import PERTURBATION
-from evaluators._detectors import (
+from assay.evaluators._detectors import (
     Detector,
     DetectorTimeout,
     Finding,
@@ -27,13 +25,16 @@ from evaluators._detectors import (
     scan,
     select_detectors,
 )
-from evaluators._encodings import MAX_DEPTH, decode_spans, is_encoding_case
-from evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
-from evaluators._pii_patterns import PII_DETECTORS
-from evaluators._secret_patterns import SENSITIVE_DETECTORS
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
-from evaluators.conditions import ConditionError, Node, parse_condition
-from evaluators.registry import register
+from assay.evaluators._encodings import MAX_DEPTH, decode_spans, is_encoding_case
+from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
+from assay.evaluators._pii_patterns import PII_DETECTORS
+from assay.evaluators._secret_patterns import SENSITIVE_DETECTORS
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.conditions import ConditionError, Node, parse_condition
+from assay.evaluators.registry import register
+
+from assay.models.evaluation import EvaluatorSpec
+from assay.models.suite import PERTURBATION
 
 LEAK_DETECTORS = PII_DETECTORS + SENSITIVE_DETECTORS
 PREVIEW_CHARS = 80

@@ -13,11 +13,12 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.registry import register
+
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.base import CaseContext, Scored, Unscored
-from evaluators.registry import register
 
 MAX_CLAIMS = 20
 """Claims checked per answer; the rest are counted in the details (each claim costs one judge call)."""

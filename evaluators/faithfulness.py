@@ -9,11 +9,12 @@ which claim failed and why. An answer that makes no claim is unscored: there is 
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from assay.evaluators import _ragas
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators import _ragas
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.base import CaseContext, Scored
-from evaluators.registry import register
 
 FAITHFULNESS_METRIC = MetricMeta(
     key="faithfulness",

@@ -3,10 +3,18 @@ reference, and the reference as a rewrite of the translation (seed 002)."""
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._gptscore import (
+    THRESHOLD_PARAMETER,
+    Aspect,
+    GPTScoreEvaluator,
+    Prompt,
+    both_ways,
+    gptscore_metrics,
+)
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._gptscore import THRESHOLD_PARAMETER, Aspect, GPTScoreEvaluator, Prompt, both_ways, gptscore_metrics
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 ASPECTS = (
     Aspect("accuracy", "Accuracy", "Are there inaccuracies, missing, or unfactual content in the generated text?"),

@@ -3,10 +3,18 @@ reference summary, and the reverse, under six instructions (seed 002)."""
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._gptscore import (
+    THRESHOLD_PARAMETER,
+    Aspect,
+    GPTScoreEvaluator,
+    Prompt,
+    both_ways,
+    gptscore_metrics,
+)
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._gptscore import THRESHOLD_PARAMETER, Aspect, GPTScoreEvaluator, Prompt, both_ways, gptscore_metrics
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 ASPECTS = (
     Aspect(

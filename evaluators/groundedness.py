@@ -40,18 +40,18 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
+from assay.evaluators._attachment import Clause, claim_units, clauses, local_coverage, misattributed
+from assay.evaluators._entailment import entailment_scored, passages_of
+from assay.evaluators._groundedness_model import groundedness_score, lexical_signals, packaged_model
+from assay.evaluators._grounding import Evidence, clean, content_words, figures
+from assay.evaluators._nli import NliBackend, NliUnavailable, configured_nli_model, nli_unavailable_reason
+from assay.evaluators._polarity import polarity_flipped
+from assay.evaluators._split_bound import check_bound, within_bound
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._attachment import Clause, claim_units, clauses, local_coverage, misattributed
-from evaluators._entailment import entailment_scored, passages_of
-from evaluators._groundedness_model import groundedness_score, lexical_signals, packaged_model
-from evaluators._grounding import Evidence, clean, content_words, figures
-from evaluators._nli import NliBackend, NliUnavailable, configured_nli_model, nli_unavailable_reason
-from evaluators._polarity import polarity_flipped
-from evaluators._split_bound import check_bound, within_bound
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
-from evaluators.registry import register
 
 METHODS = ("learned", "hybrid", "semantic", "semantic_gated", "lexical")
 BACKENDS = ("auto", "nli", "offline")

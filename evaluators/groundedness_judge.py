@@ -5,10 +5,11 @@ this judge's cascade proxy."""
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._databricks import COMPLIANCE, RatingJudge, numbered_context, rating_metric
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._databricks import COMPLIANCE, RatingJudge, numbered_context, rating_metric
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 
 @register

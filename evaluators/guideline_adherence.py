@@ -7,11 +7,12 @@ failing global rule is not hidden by a case's own rules and vice versa. A case w
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._databricks import COMPLIANCE, JudgeFailed, ask_each, rating_columns, rating_metric, rating_value
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._databricks import COMPLIANCE, JudgeFailed, ask_each, rating_columns, rating_metric, rating_value
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.base import CaseContext, Scored, Unscored
-from evaluators.registry import register
 
 CASE, GLOBAL = "guideline_adherence", "global_guideline_adherence"
 

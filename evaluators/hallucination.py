@@ -11,10 +11,11 @@ windows and the best-supported window counts, so evidence late in the context is
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from assay.evaluators._nli import NliBackend, nli_unavailable_reason
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._nli import NliBackend, nli_unavailable_reason
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
-from evaluators.registry import register
 
 DEFAULT_MODEL = "vectara/hallucination_evaluation_model"
 PURPOSE = "hallucination"

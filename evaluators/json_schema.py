@@ -20,10 +20,11 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.registry import register
+
 from assay.bounded_regex import PatternError
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
-from evaluators.registry import register
 
 _JSON_FENCE_LANGUAGES = ("", "json")
 _JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -137,10 +138,9 @@ def schema_constraints(constraints: list[str]) -> list[tuple[int, str]]:
 def compiled_validator(schema_text: str) -> Any:
     """A validator for the schema's declared draft (2020-12 when undeclared), checking "format" too, that
     resolves only references inside the schema and runs its regexes on the bounded engine."""
+    from assay.evaluators._schema_validators import LOCAL_REGISTRY, bounded_validator_class, unbounded_keyword_problem
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import Draft202012Validator, validator_for
-
-    from evaluators._schema_validators import LOCAL_REGISTRY, bounded_validator_class, unbounded_keyword_problem
 
     try:
         schema = json.loads(schema_text)

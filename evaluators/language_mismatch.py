@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from assay.evaluators._binary_judge import binary_scores, retrieval_verdict
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._leakage import LeakageNames, leakage_metrics
+from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._binary_judge import binary_scores, retrieval_verdict
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators._leakage import LeakageNames, leakage_metrics
-from evaluators.base import CaseContext, Scored, Unscored
-from evaluators.registry import register
 
 if TYPE_CHECKING:
     from lingua import LanguageDetector

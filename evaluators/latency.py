@@ -7,9 +7,10 @@ Assay's documented default for an interactive assistant, meant to be overridden 
 
 from dataclasses import dataclass, field
 
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 DEFAULT_LATENCY_SECONDS = 10.0
 # The declared range needs a finite ceiling: a day is beyond any host timeout, a longer duration is a clock bug.

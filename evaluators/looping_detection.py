@@ -8,11 +8,12 @@ import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 
+from assay.evaluators._split_bound import check_bound
+from assay.evaluators.base import CaseContext, Evaluator, Scored
+from assay.evaluators.registry import register
+
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._split_bound import check_bound
-from evaluators.base import CaseContext, Evaluator, Scored
-from evaluators.registry import register
 
 _HASH_MODULUS = (1 << 61) - 1
 _HASH_BASE = 1_000_003

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from assay.evaluators._models import batched, find_model, load_once, max_input_length, read_config, require_model
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._models import batched, find_model, load_once, max_input_length, read_config, require_model
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 DEFAULT_MODEL = "distilgpt2"
 MANUAL_THRESHOLD = 0.5

@@ -2,13 +2,14 @@
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._detectors import describe, scan, select_detectors
+from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
+from assay.evaluators._pii_patterns import PII_DETECTORS, PII_KINDS
+from assay.evaluators._public_contacts import PUBLIC_CONTACTS_FILE_HELP, PUBLIC_CONTACTS_HELP, PublicContacts
+from assay.evaluators.base import CaseContext, Evaluator, Scored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._detectors import describe, scan, select_detectors
-from evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
-from evaluators._pii_patterns import PII_DETECTORS, PII_KINDS
-from evaluators._public_contacts import PUBLIC_CONTACTS_FILE_HELP, PUBLIC_CONTACTS_HELP, PublicContacts
-from evaluators.base import CaseContext, Evaluator, Scored
-from evaluators.registry import register
 
 
 @register

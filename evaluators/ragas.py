@@ -11,15 +11,16 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators import _ragas
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.answer_relevancy_llm import ANSWER_RELEVANCY_METRIC
+from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.context_precision import CONTEXT_PRECISION_METRIC
+from assay.evaluators.context_recall import CONTEXT_RECALL_METRIC
+from assay.evaluators.faithfulness import FAITHFULNESS_METRIC, RATE_CONTEXT
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators import _ragas
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.answer_relevancy_llm import ANSWER_RELEVANCY_METRIC
-from evaluators.base import CaseContext, Scored, Unscored
-from evaluators.context_precision import CONTEXT_PRECISION_METRIC
-from evaluators.context_recall import CONTEXT_RECALL_METRIC
-from evaluators.faithfulness import FAITHFULNESS_METRIC, RATE_CONTEXT
-from evaluators.registry import register
 
 PARTS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 

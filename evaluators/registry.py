@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from evaluators.base import Evaluator, Services
+from assay.evaluators.base import Evaluator, Services
 
 _REGISTRY: dict[str, type[Evaluator]] = {}
 

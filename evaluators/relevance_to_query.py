@@ -2,10 +2,11 @@
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._databricks import COMPLIANCE, RatingJudge, rating_metric
+from assay.evaluators.base import CaseContext
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._databricks import COMPLIANCE, RatingJudge, rating_metric
-from evaluators.base import CaseContext
-from evaluators.registry import register
 
 
 @register

@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 # Metric key -> rouge-score's name for it.
 ROUGE_TYPES = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_l": "rougeL"}

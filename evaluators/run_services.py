@@ -6,12 +6,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from assay.evaluators.base import Services
+
 from assay.config import load_settings
 from assay.embeddings import shared_engine
 from assay.embeddings.keyed_store import SCORE_STORE_FILE, KeyedJsonStore
 from assay.embeddings.sentences import use_sentence_store
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
-from evaluators.base import Services
 
 
 def configured_embedder():  # type: ignore[no-untyped-def]

@@ -5,10 +5,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+
 from assay.models import TestLab
 from assay.models.evaluation import CaseScores, EvaluationResult, MetricAggregate
 from assay.progress import Progress, part, report
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 PREPARE_SHARE = 0.5
 """Of one evaluator's progress: ``prepare`` does the batch work of embedding and NLI evaluators, ``score``

@@ -17,6 +17,9 @@ shard or less.
 import hashlib
 import logging
 
+from assay.evaluators.base import Evaluator
+from assay.evaluators.runner import run_evaluator
+from assay.evaluators.shards import merge_results, shard_lab, unshardable_reason
 from pydantic import ValidationError
 
 from assay.models import TestLab
@@ -26,9 +29,6 @@ from assay.runs import fingerprint
 from assay.storage.base import ObjectStore
 from assay.storage.checkpoints import check_checkpoint, parse_checkpoint, put_checkpoint
 from assay.storage.signing import Signer
-from evaluators.base import Evaluator
-from evaluators.runner import run_evaluator
-from evaluators.shards import merge_results, shard_lab, unshardable_reason
 
 SCORE_SHARD_SIZE = 500
 """Test cases per checkpoint: large enough to keep batching (embeddings, judge calls) efficient."""

@@ -3,9 +3,10 @@
 from collections.abc import Sequence
 from typing import Any
 
+from assay.evaluators.base import CaseContext, Evaluator, Services
+from assay.evaluators.registry import build_evaluator, evaluator_ids
+
 from assay.models import TestLab
-from evaluators.base import CaseContext, Evaluator, Services
-from evaluators.registry import build_evaluator, evaluator_ids
 
 # Parameters ``--evaluators all`` runs an evaluator with, below the user's own. An evaluator chosen by name
 # does what its manual entry says for every case (json_schema checks parseability where a case has no

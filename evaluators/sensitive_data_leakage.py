@@ -2,12 +2,13 @@
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._detectors import describe, scan, select_detectors
+from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
+from assay.evaluators._secret_patterns import SENSITIVE_DETECTORS, SENSITIVE_KINDS
+from assay.evaluators.base import CaseContext, Evaluator, Scored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._detectors import describe, scan, select_detectors
-from evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
-from evaluators._secret_patterns import SENSITIVE_DETECTORS, SENSITIVE_KINDS
-from evaluators.base import CaseContext, Evaluator, Scored
-from evaluators.registry import register
 
 
 @register

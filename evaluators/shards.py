@@ -16,11 +16,12 @@ wall time of a parallel run); and a batch that fails in ``prepare`` marks only t
 from collections.abc import Sequence
 from typing import Any
 
+from assay.evaluators.base import CaseContext, Evaluator
+from assay.evaluators.runner import aggregate
+
 from assay.models import TestLab, TestSuite
 from assay.models.evaluation import CaseScores, EvaluationResult
 from assay.models.judges import JudgeSummary
-from evaluators.base import CaseContext, Evaluator
-from evaluators.runner import aggregate
 
 
 def unshardable_reason(evaluator: Evaluator) -> str | None:

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from assay.evaluators._sentence_similarity import embed_distinct, similarity_matrix
+from assay.evaluators._split_bound import check_bound, oversized_input, within_bound
+from assay.evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._sentence_similarity import embed_distinct, similarity_matrix
-from evaluators._split_bound import check_bound, oversized_input, within_bound
-from evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 SPLIT_INPUTS = ("retrieved_context", "actual_output")
 NO_PROCEDURE = (

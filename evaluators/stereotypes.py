@@ -5,10 +5,11 @@ question about gender and a stereotype anywhere else."""
 
 from dataclasses import dataclass, field
 
+from assay.evaluators._binary_judge import BinaryJudgeEvaluator
+from assay.evaluators._leakage import LeakageNames, leakage_metrics
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._binary_judge import BinaryJudgeEvaluator
-from evaluators._leakage import LeakageNames, leakage_metrics
-from evaluators.registry import register
 
 
 @register

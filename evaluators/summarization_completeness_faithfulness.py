@@ -18,14 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from assay.evaluators._nli import NliBackend, nli_unavailable_reason
+from assay.evaluators._split_bound import check_bound, within_bound
+from assay.evaluators._summac_conv import ConvLayers, ConvWeightsProblem
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, cosine
+from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._nli import NliBackend, nli_unavailable_reason
-from evaluators._split_bound import check_bound, within_bound
-from evaluators._summac_conv import ConvLayers, ConvWeightsProblem
-from evaluators.base import CaseContext, Evaluator, Scored, Unscored, cosine
-from evaluators.registry import register
 
 SPLIT_INPUTS = ("question", "retrieved_context", "actual_output")
 

@@ -8,11 +8,12 @@ The manual gives it a binary judge's five metrics. Its retrieval-failures metric
 from dataclasses import dataclass, field
 from typing import Any
 
+from assay.evaluators._binary_judge import BinaryJudgeEvaluator
+from assay.evaluators.base import CaseContext
+from assay.evaluators.byop import binary_judge_metrics
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec
-from evaluators._binary_judge import BinaryJudgeEvaluator
-from evaluators.base import CaseContext
-from evaluators.byop import binary_judge_metrics
-from evaluators.registry import register
 
 
 @register

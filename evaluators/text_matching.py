@@ -2,10 +2,11 @@
 
 from dataclasses import dataclass, field
 
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.conditions import ConditionError, parse_condition
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.conditions import ConditionError, parse_condition
-from evaluators.registry import register
 
 
 def _failure_metric(key: str, display_name: str, description: str) -> MetricMeta:

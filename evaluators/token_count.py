@@ -9,9 +9,10 @@ with the budget of the system under test.
 
 from dataclasses import dataclass, field
 
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
+
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
 
 # A RAG prompt with a handful of retrieved chunks plus a paragraph of answer stays well under this.
 DEFAULT_TOTAL_TOKENS = 4000.0

@@ -9,8 +9,7 @@ seed reports, so either Detoxify checkpoint (original or unbiased) can be config
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators._models import (
+from assay.evaluators._models import (
     find_model,
     label_names,
     normalise_label,
@@ -18,8 +17,10 @@ from evaluators._models import (
     require_model,
     sequence_classifier,
 )
-from evaluators.base import CaseContext, Evaluator, Unscored
-from evaluators.registry import register
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.registry import register
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 DEFAULT_MODEL = "unitary/toxic-bert"
 _METRICS = {

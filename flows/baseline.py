@@ -5,15 +5,15 @@ decision and the approver's name; an approval is recorded under that name, "via 
 
 from typing import Any, Literal
 
+from assay.flows.review import REVIEW_TIMEOUT_S
+from assay.flows.review_forms import REFUSED, REVIEWER_HELP, REVIEWER_TITLE
+from assay.tasks.revalidate import approve_baseline, baseline_candidate
 from prefect import flow
 from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from pydantic import Field, create_model
 
 from assay.escaping import for_field_description
-from flows.review import REVIEW_TIMEOUT_S
-from flows.review_forms import REFUSED, REVIEWER_HELP, REVIEWER_TITLE
-from tasks.revalidate import approve_baseline, baseline_candidate
 
 APPROVE = "approve this run as the baseline"
 DECLINE = "do not approve"

@@ -3,6 +3,13 @@
 from pathlib import Path
 from typing import Any
 
+from assay.evaluators import Services, build_evaluator
+from assay.evaluators.selection import run_parameters
+from assay.evaluators.shards import shard_lab, shard_suite, unshardable_reason
+from assay.flows.attempts import claim_run, run_tag
+from assay.flows.scale_out import choose_scale_out, dask_task_runner, where_they_ran
+from assay.tasks.evaluate import build_lab, evaluate, join, merge, publish, select
+from assay.tasks.report import REPORT_FILE, link_report
 from prefect import flow, tags
 from prefect.utilities.annotations import quote
 
@@ -14,13 +21,6 @@ from assay.models.evaluation import EvaluationResult
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
 from assay.runs import RunStates, export_folder, fingerprint
 from assay.storage.factory import open_object_store, open_signer
-from evaluators import Services, build_evaluator
-from evaluators.selection import run_parameters
-from evaluators.shards import shard_lab, shard_suite, unshardable_reason
-from flows.attempts import claim_run, run_tag
-from flows.scale_out import choose_scale_out, dask_task_runner, where_they_ran
-from tasks.evaluate import build_lab, evaluate, join, merge, publish, select
-from tasks.report import REPORT_FILE, link_report
 
 DEFAULT_EVALUATORS = ["answer_semantic_similarity", "text_matching"]
 

@@ -8,10 +8,15 @@ last finished step with the decisions already taken, and the host is never asked
 
 from typing import Any
 
+from assay.artifacts import step_summaries as summaries
+from assay.flows.mrm_run import WorkflowRun
+from assay.flows.review import review_calibration, review_cases, review_clusters, review_topics
+from assay.tasks import mrm as steps
+from assay.tasks.report import REPORT_FILE, link_report, render_run_report
+from assay.tasks.timing import library_seconds
 from prefect import flow
 from prefect.utilities.annotations import quote
 
-from artifacts import step_summaries as summaries
 from assay.models.mrm import Decision, ReviewLabel, WorkflowSummary
 from assay.models.workflow import (
     CalibrationParameters,
@@ -21,11 +26,6 @@ from assay.models.workflow import (
     TestValidationParameters,
     TopicModelingParameters,
 )
-from flows.mrm_run import WorkflowRun
-from flows.review import review_calibration, review_cases, review_clusters, review_topics
-from tasks import mrm as steps
-from tasks.report import REPORT_FILE, link_report, render_run_report
-from tasks.timing import library_seconds
 
 STEPS = (
     "topic-modeling",
@@ -258,6 +258,6 @@ def _flow_run_id() -> str:
 
 
 def _by_kind(kind: str) -> list[str]:
-    from perturbators import get_perturbator, perturbator_ids
+    from assay.perturbators import get_perturbator, perturbator_ids
 
     return [pid for pid in perturbator_ids() if get_perturbator(pid).kind == kind]

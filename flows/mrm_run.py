@@ -8,10 +8,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.artifacts.step_summaries import StepSummary
+from assay.evaluators.selection import run_parameters
+from assay.flows.attempts import claim_run
+from assay.flows.review import ReviewContext
+from assay.tasks import mrm as steps
+from assay.tasks.control_room import progress_part, publish_step_summary, step_progress
+from assay.tasks.evaluate import ANSWERS_SHARE, build_lab, evaluate, publish, select
+from assay.tasks.timing import step_library_seconds, step_scope
 from prefect.runtime import flow_run
 from prefect.utilities.annotations import quote
 
-from artifacts.step_summaries import StepSummary
 from assay.config import load_settings
 from assay.corpora import sample_data_path
 from assay.hosts import default_host_config
@@ -22,13 +29,6 @@ from assay.mrm.approvals import DecisionStore, load_approvals
 from assay.runs import RunRecord, RunStates, StepTimings, export_folder, fingerprint, folder_fingerprint
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.factory import open_object_store, open_signer
-from evaluators.selection import run_parameters
-from flows.attempts import claim_run
-from flows.review import ReviewContext
-from tasks import mrm as steps
-from tasks.control_room import progress_part, publish_step_summary, step_progress
-from tasks.evaluate import ANSWERS_SHARE, build_lab, evaluate, publish, select
-from tasks.timing import step_library_seconds, step_scope
 
 
 def host_configs(hosts: list[str | dict[str, Any]] | None) -> list[ModelHost]:

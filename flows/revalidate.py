@@ -4,11 +4,11 @@ breached, a metric regressed, or nothing could be compared with the baseline (ne
 
 from typing import Any
 
+from assay.flows.evaluate import DEFAULT_EVALUATORS, evaluate_flow
+from assay.tasks.revalidate import checked_gates, judge_against_baseline
 from prefect import flow
 
 from assay.models.gates import FailOn
-from flows.evaluate import DEFAULT_EVALUATORS, evaluate_flow
-from tasks.revalidate import checked_gates, judge_against_baseline
 
 
 class RevalidationFailed(RuntimeError):

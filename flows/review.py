@@ -11,6 +11,20 @@ every form already answered: a run resumed after a crash asks the reviewer only 
 from dataclasses import dataclass
 from typing import Any
 
+from assay.flows.review_forms import (
+    ACCEPT,
+    PER_FORM,
+    REVIEW_AND_MORE,
+    REVIEWER_TITLE,
+    SKIP,
+    FormAnswer,
+    StepReview,
+    calibration_review,
+    case_review,
+    cluster_review,
+    proposed_name,
+    topic_review,
+)
 from prefect.flow_runs import pause_flow_run
 
 from assay.models import TestSuite
@@ -28,20 +42,6 @@ from assay.mrm.approvals import (
     check_decision,
     decide,
     record_person,
-)
-from flows.review_forms import (
-    ACCEPT,
-    PER_FORM,
-    REVIEW_AND_MORE,
-    REVIEWER_TITLE,
-    SKIP,
-    FormAnswer,
-    StepReview,
-    calibration_review,
-    case_review,
-    cluster_review,
-    proposed_name,
-    topic_review,
 )
 
 REVIEW_TIMEOUT_S = 7 * 24 * 3600

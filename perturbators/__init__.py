@@ -8,8 +8,8 @@ its own module. ``perturbators.suite.perturb_suite`` applies one to a whole test
 import importlib
 import pkgutil
 
-from perturbators.base import INTENSITIES, KINDS, Intensity, Kind, Perturbator, check_intensity
-from perturbators.registry import get_perturbator, perturbator_ids, register
+from assay.perturbators.base import INTENSITIES, KINDS, Intensity, Kind, Perturbator, check_intensity
+from assay.perturbators.registry import get_perturbator, perturbator_ids, register
 
 for _module in pkgutil.iter_modules(__path__):
     if not _module.name.startswith("_") and not _module.ispkg:

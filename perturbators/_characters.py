@@ -10,8 +10,8 @@ import string
 from abc import abstractmethod
 from collections.abc import Mapping
 
-from perturbators._text import change_count, editable_letters
-from perturbators.base import Intensity, Perturbator
+from assay.perturbators._text import change_count, editable_letters
+from assay.perturbators.base import Intensity, Perturbator
 
 CHARACTER_RATES: Mapping[Intensity, float] = {"low": 0.03, "medium": 0.06, "high": 0.12}
 CHARACTER_UNIT = "share of the letters outside numbers, URLs, e-mail addresses and {placeholders}"

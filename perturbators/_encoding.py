@@ -14,7 +14,7 @@ import re
 from abc import abstractmethod
 from collections.abc import Mapping
 
-from perturbators.base import Intensity, Perturbator
+from assay.perturbators.base import Intensity, Perturbator
 
 ENCODED_SHARES: Mapping[Intensity, float] = {"low": 0.34, "medium": 0.67, "high": 1.0}
 ENCODED_UNIT = "share of the question's words (from the end) that are encoded; 1.0 encodes all of it"

@@ -6,8 +6,8 @@ import re
 from abc import abstractmethod
 from collections.abc import Mapping
 
-from perturbators._text import change_count, editable_words, looks_like_name, match_case, replace_spans
-from perturbators.base import Intensity, Perturbator
+from assay.perturbators._text import change_count, editable_words, looks_like_name, match_case, replace_spans
+from assay.perturbators.base import Intensity, Perturbator
 
 LEXICAL_RATES: Mapping[Intensity, float] = {"low": 0.25, "medium": 0.5, "high": 1.0}
 LEXICAL_UNIT = "share of the words found in the word list (at least one when any is found)"

@@ -2,8 +2,8 @@
 
 import base64
 
-from perturbators._encoding import EncodingPerturbator
-from perturbators.registry import register
+from assay.perturbators._encoding import EncodingPerturbator
+from assay.perturbators.registry import register
 
 
 @register

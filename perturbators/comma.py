@@ -3,9 +3,9 @@
 import random
 import re
 
-from perturbators._text import change_count, editable_words, replace_spans
-from perturbators.base import Perturbator
-from perturbators.registry import register
+from assay.perturbators._text import change_count, editable_words, replace_spans
+from assay.perturbators.base import Perturbator
+from assay.perturbators.registry import register
 
 _NEXT_IS_WORD = re.compile(r"\s+[^\W\d_]")
 

@@ -14,8 +14,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from perturbators.base import Perturbator, check_intensity
-from perturbators.registry import register
+from assay.perturbators.base import Perturbator, check_intensity
+from assay.perturbators.registry import register
 
 if TYPE_CHECKING:
     from assay.models.suite import TestSuite

@@ -2,9 +2,9 @@
 
 import random
 
-from perturbators._characters import CharacterPerturbator
-from perturbators._text import editable_letters
-from perturbators.registry import register
+from assay.perturbators._characters import CharacterPerturbator
+from assay.perturbators._text import editable_letters
+from assay.perturbators.registry import register
 
 _SWAP = str.maketrans("yzYZ", "zyZY")
 

@@ -3,8 +3,8 @@ seed specifies, so the prompt keeps its length and the loss stays visible to a r
 
 import random
 
-from perturbators._characters import CharacterPerturbator
-from perturbators.registry import register
+from assay.perturbators._characters import CharacterPerturbator
+from assay.perturbators.registry import register
 
 DELETION_MARK = "X"
 

@@ -2,9 +2,9 @@
 
 import random
 
-from perturbators._characters import QWERTY_NEIGHBOURS, CharacterPerturbator, in_case_of
-from perturbators._text import editable_letters
-from perturbators.registry import register
+from assay.perturbators._characters import QWERTY_NEIGHBOURS, CharacterPerturbator, in_case_of
+from assay.perturbators._text import editable_letters
+from assay.perturbators.registry import register
 
 
 @register

@@ -2,10 +2,10 @@
 
 import random
 
-from perturbators._characters import CHARACTER_RATES, CHARACTER_UNIT
-from perturbators._text import change_count, editable_letters, replace_spans
-from perturbators.base import Perturbator
-from perturbators.registry import register
+from assay.perturbators._characters import CHARACTER_RATES, CHARACTER_UNIT
+from assay.perturbators._text import change_count, editable_letters, replace_spans
+from assay.perturbators.base import Perturbator
+from assay.perturbators.registry import register
 
 # What a scanner reads for what is printed. Digits appear only as readings of letters: existing numbers
 # are protected, a misread amount would change the question rather than its spelling.

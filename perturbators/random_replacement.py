@@ -2,8 +2,8 @@
 
 import random
 
-from perturbators._characters import CharacterPerturbator, in_case_of, random_letter
-from perturbators.registry import register
+from assay.perturbators._characters import CharacterPerturbator, in_case_of, random_letter
+from assay.perturbators.registry import register
 
 
 @register

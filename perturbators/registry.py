@@ -1,6 +1,6 @@
 """Perturbator registry: ``@register`` records a plugin under its id once its metadata checks out."""
 
-from perturbators.base import Perturbator, metadata_problems
+from assay.perturbators.base import Perturbator, metadata_problems
 
 _REGISTRY: dict[str, type[Perturbator]] = {}
 

@@ -9,9 +9,10 @@ never changes how a case is perturbed.
 import random
 from collections.abc import Collection
 
+from assay.perturbators.base import check_intensity
+from assay.perturbators.registry import get_perturbator
+
 from assay.models.suite import PERTURBATION, Relationship, TestCase, TestSuite
-from perturbators.base import check_intensity
-from perturbators.registry import get_perturbator
 
 PERTURBED = "perturbed"
 UNCHANGED = "unchanged"

@@ -2,9 +2,9 @@
 
 from collections.abc import Mapping
 
-from perturbators._lexical import LexiconPerturbator
-from perturbators.data.synonyms import SYNONYMS
-from perturbators.registry import register
+from assay.perturbators._lexical import LexiconPerturbator
+from assay.perturbators.data.synonyms import SYNONYMS
+from assay.perturbators.registry import register
 
 
 @register

@@ -4,9 +4,9 @@ import itertools
 import random
 import re
 
-from perturbators._text import editable_words, replace_spans, starts_sentence
-from perturbators.base import Perturbator
-from perturbators.registry import register
+from assay.perturbators._text import editable_words, replace_spans, starts_sentence
+from assay.perturbators.base import Perturbator
+from assay.perturbators.registry import register
 
 
 def swappable_pairs(text: str) -> list[tuple[re.Match[str], re.Match[str]]]:

@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from types import TracebackType
 from uuid import UUID
 
+from assay.artifacts.step_summaries import StepSummary
+from assay.artifacts.workflow_report import STEP_TITLES
+from assay.tasks.timing import current_step
 from prefect import task
 from prefect.artifacts import (
     create_markdown_artifact,
@@ -27,10 +30,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext, TaskRunContext
 from prefect.logging import get_run_logger
 
-from artifacts.step_summaries import StepSummary
-from artifacts.workflow_report import STEP_TITLES
 from assay.escaping import for_markdown_text
-from tasks.timing import current_step
 
 KEY_PREFIX = "mrm"
 PROGRESS_INTERVAL_S = 1.0

@@ -5,22 +5,22 @@ cache, the lab build from its checkpoints. The cheap ones persist nothing."""
 from pathlib import Path
 from typing import Any
 
+from assay.artifacts.publish import publish_evaluation
+from assay.evaluators.registry import build_evaluator
+from assay.evaluators.run_services import configured_embedder, run_services
+from assay.evaluators.score_checkpoints import run_with_checkpoints
+from assay.evaluators.selection import select_evaluators
+from assay.evaluators.shards import join_labs, merge_results
+from assay.tasks.control_room import step_progress
+from assay.tasks.result_safety import resumable
+from assay.tasks.timing import library_time
 from prefect import task
 
-from artifacts.publish import publish_evaluation
 from assay.config import load_settings
 from assay.labs import build_test_lab, shard_size_for
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.storage.factory import open_artifact_store, open_object_store, open_signer
-from evaluators.registry import build_evaluator
-from evaluators.run_services import configured_embedder, run_services
-from evaluators.score_checkpoints import run_with_checkpoints
-from evaluators.selection import select_evaluators
-from evaluators.shards import join_labs, merge_results
-from tasks.control_room import step_progress
-from tasks.result_safety import resumable
-from tasks.timing import library_time
 
 ANSWERS_SHARE = 0.5
 """Of an evaluation's progress: asking the hosts. On the sample suite answering took 12 s and the 18 default

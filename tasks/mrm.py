@@ -7,9 +7,13 @@ Large inputs arrive quote()d from the flow."""
 from pathlib import Path
 from typing import Any
 
+from assay.artifacts.publish import publish_documents
+from assay.evaluators.run_services import configured_embedder
+from assay.tasks.control_room import step_progress
+from assay.tasks.result_safety import resumable
+from assay.tasks.timing import library_time
 from prefect import task
 
-from artifacts.publish import publish_documents
 from assay.config import load_settings
 from assay.corpora import chunk_corpus, load_corpus, sample_data_path
 from assay.models import Chunk, TestLab, TestSuite
@@ -29,10 +33,6 @@ from assay.models.mrm import (
 from assay.models.thresholds import ThresholdBook
 from assay.models.workflow import TestGenerationParameters, TestValidationParameters, TopicModelingParameters
 from assay.storage.factory import open_artifact_store
-from evaluators.run_services import configured_embedder
-from tasks.control_room import step_progress
-from tasks.result_safety import resumable
-from tasks.timing import library_time
 
 PERTURB_SHARE = 0.1
 """Of a robustness step's bar: perturbing takes seconds (more with a language model); answering and
@@ -197,7 +197,7 @@ def compliance_artifacts(
     timing: dict[str, Any],
 ) -> dict[str, Any]:
     """The corpus patch, system-prompt extension, guardrail configuration, report and summary documents."""
-    from artifacts.mrm_documents import mrm_documents
+    from assay.artifacts.mrm_documents import mrm_documents
 
     with library_time():
         return mrm_documents(

@@ -3,19 +3,19 @@ linking it (where the file is, and the ``assay artifacts get`` command that fetc
 
 from pathlib import Path
 
+from assay.artifacts.publish import publish_documents
+from assay.artifacts.report.html import render_report
+from assay.artifacts.report.run_documents import read_folder
+from assay.tasks.control_room import prefect_key
+from assay.tasks.timing import library_time
 from prefect import task
 from prefect.artifacts import create_link_artifact, create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from artifacts.publish import publish_documents
-from artifacts.report.html import render_report
-from artifacts.report.run_documents import read_folder
 from assay.config import load_settings
 from assay.escaping import for_markdown_text
 from assay.models.artifacts import Producer
 from assay.storage.factory import open_artifact_store
-from tasks.control_room import prefect_key
-from tasks.timing import library_time
 
 REPORT_FILE = "interpretation.html"
 

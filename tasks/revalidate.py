@@ -4,14 +4,17 @@ against its approved baseline, with the outcome published beside the run and in 
 from pathlib import Path
 from typing import Any
 
+from assay.artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
+from assay.artifacts.publish import publish_documents
+from assay.artifacts.report.run_documents import load_run
+from assay.artifacts.revalidation import assess
+from assay.evaluators import evaluator_class
+from assay.tasks.control_room import prefect_key
+from assay.tasks.timing import library_time
 from prefect import task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
-from artifacts.publish import publish_documents
-from artifacts.report.run_documents import load_run
-from artifacts.revalidation import assess
 from assay.baselines import Baselines, pinned
 from assay.config import load_settings
 from assay.models.artifacts import Producer
@@ -19,9 +22,6 @@ from assay.models.gates import FailOn, Gate
 from assay.models.revalidation import BaselineApproval
 from assay.runs import RunStates
 from assay.storage.factory import open_artifact_store, open_object_store
-from evaluators import evaluator_class
-from tasks.control_room import prefect_key
-from tasks.timing import library_time
 
 
 @task(name="check-gates", cache_policy=NO_CACHE, persist_result=False)

@@ -201,9 +201,8 @@ def test_prefect_console_logs_keep_their_line_but_lose_the_traceback() -> None:
     import io
     import logging
 
+    from assay.flows.terminal import hide_tracebacks_on_terminal
     from prefect.logging.handlers import PrefectConsoleHandler
-
-    from flows.terminal import hide_tracebacks_on_terminal
 
     terminal, server = io.StringIO(), io.StringIO()
     handlers = [PrefectConsoleHandler(stream=terminal), logging.StreamHandler(server)]

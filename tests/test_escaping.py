@@ -2,12 +2,12 @@
 
 import io
 
+from assay.artifacts.corpus_patch import CorpusPatch, FaqEntry
+from assay.artifacts.prompt_extension import PromptExtension, PromptRule
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.console import Console
 
-from artifacts.corpus_patch import CorpusPatch, FaqEntry
-from artifacts.prompt_extension import PromptExtension, PromptRule
 from assay.escaping import for_markdown_cell, for_markdown_text, for_terminal, visible_controls
 
 EXAMPLES = settings(max_examples=300, derandomize=True, database=None)

@@ -13,9 +13,10 @@ from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
+from assay.artifacts.publish import publish_evaluation
+from assay.evaluators import build_evaluator, run_evaluator
 from pydantic import SecretStr
 
-from artifacts.publish import publish_evaluation
 from assay import redaction
 from assay.hosts import CallPolicy, Host, HostAnswer, register_host
 from assay.labs import build_test_lab
@@ -29,7 +30,6 @@ from assay.redaction import (
     register_settings_secrets,
 )
 from assay.storage import ArtifactStore, LocalObjectStore
-from evaluators import build_evaluator, run_evaluator
 from tests.support.secrets import derived_copies, files_holding
 
 SECRET_ENV = "ASSAY_TEST_RAG_API_KEY"

@@ -1,10 +1,10 @@
 """The bundled sample corpus and suite are data we ship: check they are consistent with each other."""
 
 import pytest
+from assay.evaluators.conditions import parse_condition
 
 from assay.corpora import chunk_corpus, load_corpus, sample_data_path
 from assay.models import TestSuite
-from evaluators.conditions import parse_condition
 
 SUITE = TestSuite.model_validate_json((sample_data_path() / "suite.json").read_text())
 CORPUS = load_corpus(sample_data_path() / "corpus")

@@ -9,12 +9,12 @@ condition in ``score`` (instead of ``not_applicable``) fails here.
 from collections.abc import Iterator
 
 import pytest
+from assay.evaluators import Services, build_evaluator, run_evaluator
+from assay.evaluators.selection import parameters_under_all, select_evaluators
 
 from assay.embeddings import EmbeddingEngine
 from assay.judges.client import open_judge
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import Services, build_evaluator, run_evaluator
-from evaluators.selection import parameters_under_all, select_evaluators
 from tests.judges.conftest import endpoint_for
 from tests.support.judge_server import JudgeServer, serve_judge
 

@@ -1,11 +1,11 @@
 from pathlib import Path
 
 import pytest
+from assay.evaluators import build_evaluator, run_evaluator
 
 from assay.embeddings import sentences, split_sentences
 from assay.embeddings.sentences import MAX_SPLIT_CHARS
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, run_evaluator
 
 
 def test_abbreviations_and_numbers_do_not_split() -> None:

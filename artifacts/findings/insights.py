@@ -2,7 +2,8 @@
 
 from collections.abc import Callable, Sequence
 
-from artifacts.findings.common import Thresholds, threshold_of
+from assay.artifacts.findings.common import Thresholds, threshold_of
+
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Insight

@@ -2,7 +2,8 @@
 
 from typing import Any
 
-from artifacts.findings.common import Thresholds, threshold_of
+from assay.artifacts.findings.common import Thresholds, threshold_of
+
 from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult

@@ -13,7 +13,8 @@ a new privacy evaluator is covered the day it is registered.
 
 from typing import Any
 
-from artifacts.findings.common import Thresholds, avid_code, problem_type, threshold_of
+from assay.artifacts.findings.common import Thresholds, avid_code, problem_type, threshold_of
+
 from assay.models import TestLab
 from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec
 from assay.models.findings import Problem

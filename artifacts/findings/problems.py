@@ -2,8 +2,16 @@
 
 from collections.abc import Sequence
 
-from artifacts.findings.common import Thresholds, avid_code, case_reference, problem_type, severity_of_gap, threshold_of
-from artifacts.findings.leaks import leaking_case_problems
+from assay.artifacts.findings.common import (
+    Thresholds,
+    avid_code,
+    case_reference,
+    problem_type,
+    severity_of_gap,
+    threshold_of,
+)
+from assay.artifacts.findings.leaks import leaking_case_problems
+
 from assay.models import TestLab, TestLabRow
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Problem

@@ -9,9 +9,9 @@ free of logic. Long texts are cut for display only: the full text stays in inter
 import re
 from typing import Any
 
-from artifacts.report.figures import evaluator_figures
-from artifacts.report.interpretation import verdict
-from artifacts.report.page import Section, packed, render
+from assay.artifacts.report.figures import evaluator_figures
+from assay.artifacts.report.interpretation import verdict
+from assay.artifacts.report.page import Section, packed, render
 
 DISPLAY_LIMIT = 4000
 """Characters of one answer, question or context chunk shown in the page; a megabyte answer would make the

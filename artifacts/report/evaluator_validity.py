@@ -14,8 +14,9 @@ lookup, which callers inject."""
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from artifacts.report.mrm_steps import load, missing, who
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.report.mrm_steps import load, missing, who
+from assay.artifacts.report.run_documents import RunDocuments
+
 from assay.models.mrm import Calibration, Decision
 from assay.validity.figures import NOT_MEASURED, published_figure, reviewer_by
 from assay.validity.published import PublishedFigure, published_metrics

@@ -5,9 +5,9 @@ it agrees with the sections it summarises; each line links to the section that h
 
 from typing import Any
 
-from artifacts.report.evaluation_sections import semaphore
-from artifacts.report.mrm_steps import NOT_RUN
-from artifacts.report.page import run_status
+from assay.artifacts.report.evaluation_sections import semaphore
+from assay.artifacts.report.mrm_steps import NOT_RUN
+from assay.artifacts.report.page import run_status
 
 TOP_RISKS = 5
 _VERDICTS = {

@@ -12,11 +12,12 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from artifacts.evaluation_results import LAB_FILE, with_context
-from artifacts.report.evaluation_sections import leaderboard_section
-from artifacts.report.interpretation import build_interpretation
-from artifacts.report.page import render
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.evaluation_results import LAB_FILE, with_context
+from assay.artifacts.report.evaluation_sections import leaderboard_section
+from assay.artifacts.report.interpretation import build_interpretation
+from assay.artifacts.report.page import render
+from assay.artifacts.report.run_documents import RunDocuments
+
 from assay.jsonio import pretty_json
 
 CSV_COLUMNS = [

@@ -12,9 +12,8 @@ on every run."""
 from functools import cache
 from typing import Any
 
+from assay.artifacts.report.page import figure_html, figure_text
 from markupsafe import Markup
-
-from artifacts.report.page import figure_html, figure_text
 
 Figure = dict[str, Any]
 

@@ -6,7 +6,7 @@ interpretation's evaluators and case rows."""
 import re
 from typing import Any
 
-from artifacts.report.page import format_number
+from assay.artifacts.report.page import format_number
 
 _WORD = re.compile(r"[a-z]+")
 

@@ -4,10 +4,10 @@ self-contained page. Returns the interpretation too, so callers write the HTML a
 
 from typing import Any
 
-from artifacts.report.evaluation_sections import evaluation_sections
-from artifacts.report.interpretation import build_interpretation
-from artifacts.report.page import Section, render, render_page
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.report.evaluation_sections import evaluation_sections
+from assay.artifacts.report.interpretation import build_interpretation
+from assay.artifacts.report.page import Section, render, render_page
+from assay.artifacts.report.run_documents import RunDocuments
 
 
 def render_report(run: RunDocuments) -> tuple[str, dict[str, Any]]:
@@ -15,8 +15,8 @@ def render_report(run: RunDocuments) -> tuple[str, dict[str, Any]]:
     interpretation = build_interpretation(run)
     sections: list[Section] = evaluation_sections(interpretation)
     if run.kind == "mrm":
-        from artifacts.report.executive_summary import executive_summary
-        from artifacts.report.mrm_sections import mrm_sections
+        from assay.artifacts.report.executive_summary import executive_summary
+        from assay.artifacts.report.mrm_sections import mrm_sections
 
         summary = Section(
             "executive-summary",

@@ -7,10 +7,11 @@ an unscored case is ``None`` with its reason, never 0; every threshold says wher
 import json
 from typing import Any
 
-from artifacts.evaluation_results import LAB_FILE, row_context
-from artifacts.report.evaluator_validity import PublishedLookup, evaluation_validity
-from artifacts.report.headline import primary_metric_headline
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.evaluation_results import LAB_FILE, row_context
+from assay.artifacts.report.evaluator_validity import PublishedLookup, evaluation_validity
+from assay.artifacts.report.headline import primary_metric_headline
+from assay.artifacts.report.run_documents import RunDocuments
+
 from assay.models.evaluation import on_good_side
 from assay.runs import RUN_FILE
 from assay.validity.published import published_metrics
@@ -296,7 +297,7 @@ def build_interpretation(run: RunDocuments, published: PublishedLookup = publish
     }
     interpretation["headline"] = primary_metric_headline(evaluators, interpretation["cases"])
     if run.kind == "mrm":
-        from artifacts.report.mrm_sections import mrm_interpretation
+        from assay.artifacts.report.mrm_sections import mrm_interpretation
 
         interpretation["mrm"] = mrm_interpretation(run, published)
     return interpretation

@@ -5,9 +5,8 @@ chart shows exactly the numbers of its table. Every label from a corpus, generat
 from typing import Any
 
 import plotly.graph_objects as go
+from assay.artifacts.report.page import figure_html, figure_text
 from markupsafe import Markup
-
-from artifacts.report.page import figure_html, figure_text
 
 PASS_TO_FAIL = "#b3261e"
 FAIL_TO_PASS = "#1b6e3a"

@@ -7,10 +7,10 @@ shows the original score, the threshold in force and the direction of the flip, 
 from collections import Counter
 from typing import Any
 
+from assay.artifacts.report.mrm_steps import NOT_RUN, load, missing, who
+from assay.artifacts.report.run_documents import RunDocuments
 from pydantic import ValidationError
 
-from artifacts.report.mrm_steps import NOT_RUN, load, missing, who
-from artifacts.report.run_documents import RunDocuments
 from assay.models.mrm import Decision, FailureClusters, RobustnessReport, WeaknessReport
 from assay.models.thresholds import ThresholdBook
 

@@ -9,14 +9,14 @@ output" in its section instead of failing the report."""
 
 from typing import Any
 
+from assay.artifacts.report import mrm_figures as figures
+from assay.artifacts.report.evaluator_validity import PublishedLookup, mrm_validity
+from assay.artifacts.report.mrm_outcomes import clusters, compliance_artifacts, robustness, weaknesses
+from assay.artifacts.report.mrm_steps import calibration, decisions, generated_cases, overview, topics
+from assay.artifacts.report.page import Section, render
+from assay.artifacts.report.run_documents import RunDocuments
 from markupsafe import Markup
 
-from artifacts.report import mrm_figures as figures
-from artifacts.report.evaluator_validity import PublishedLookup, mrm_validity
-from artifacts.report.mrm_outcomes import clusters, compliance_artifacts, robustness, weaknesses
-from artifacts.report.mrm_steps import calibration, decisions, generated_cases, overview, topics
-from artifacts.report.page import Section, render
-from artifacts.report.run_documents import RunDocuments
 from assay.models.base import SCHEMA_VERSION
 from assay.validity.published import published_metrics
 

@@ -9,10 +9,10 @@ its part ``available: False`` with a message; nothing here raises on a partial r
 from collections import Counter
 from typing import Any, TypeVar
 
+from assay.artifacts.report.run_documents import RunDocuments
+from assay.artifacts.workflow_report import STEP_TITLES
 from pydantic import BaseModel, ValidationError
 
-from artifacts.report.run_documents import RunDocuments
-from artifacts.workflow_report import STEP_TITLES
 from assay.models import TestSuite
 from assay.models.mrm import Calibration, Decision, SuiteValidation, TopicModel, WorkflowSummary
 from assay.models.thresholds import NO_REVIEWER, ThresholdBook

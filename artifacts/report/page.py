@@ -39,7 +39,7 @@ class Section:
 def environment() -> Environment:
     """Templates live in ``artifacts/report/templates``; autoescaping is on for every template."""
     env = Environment(
-        loader=PackageLoader("artifacts.report", "templates"),
+        loader=PackageLoader("assay.artifacts.report", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
         trim_blocks=True,

@@ -12,7 +12,7 @@ from assay.cli.gates import GATE_BREACHED, GATE_HELP, print_gates
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:
-    from artifacts.report.run_documents import RunDocuments
+    from assay.artifacts.report.run_documents import RunDocuments
     from assay.models.comparison import Comparison
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
@@ -51,9 +51,9 @@ def compare(
     --gate / --fail-on on the current run was breached; 4 nothing comparable (no test case scored in both
     runs on any metric both have: no case key, model, evaluator or metric in common, or all unscored), with or
     without --fail-on-regression (it wins over 3); the files are still written and say what was left out and why."""
-    from artifacts.comparison import compare_runs
-    from artifacts.comparison_report import comparison_html, comparison_markdown
-    from artifacts.gates import catalogue_from_run, check_gates, parse_gates, validate_gates
+    from assay.artifacts.comparison import compare_runs
+    from assay.artifacts.comparison_report import comparison_html, comparison_markdown
+    from assay.artifacts.gates import catalogue_from_run, check_gates, parse_gates, validate_gates
 
     with user_errors():
         gates = parse_gates(gate or [])
@@ -151,7 +151,7 @@ def print_left_out(comparison: "Comparison") -> None:
 
 def _load(reference: str) -> "RunDocuments":
     """A run folder, or a run id: its export folder or, when that is gone, the artifact store."""
-    from artifacts.report.run_documents import load_run
+    from assay.artifacts.report.run_documents import load_run
 
     if Path(reference).is_dir():
         return load_run(reference)

@@ -21,7 +21,7 @@ def list_evaluators(
     as_json: Annotated[bool, typer.Option("--json", help="Full metadata as JSON.")] = False,
 ) -> None:
     """List every registered evaluator with its metrics."""
-    from evaluators import evaluator_class, evaluator_ids
+    from assay.evaluators import evaluator_class, evaluator_ids
 
     specs = [evaluator_class(evaluator_id).full_spec() for evaluator_id in evaluator_ids()]
     if as_json:
@@ -219,7 +219,7 @@ def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")
 def _scale_out(address: str | None, workers: int | None, shard_size: int | None) -> dict[str, Any]:
     """The flow parameters for the Dask flags, checked here before any flow starts with the rule the flow
     applies (``flows.scale_out.choose_scale_out``): without either flag the settings decide, in the flow."""
-    from flows.scale_out import CLI_NAMES, choose_scale_out
+    from assay.flows.scale_out import CLI_NAMES, choose_scale_out
 
     scale_out = choose_scale_out(address, workers, shard_size or 0, names=CLI_NAMES)
     if not scale_out.on_dask:
@@ -234,8 +234,8 @@ def _run_flow(**parameters: Any) -> dict[str, Any]:
     from assay.cli.server import connect
 
     ready = connect()
-    from flows.evaluate import evaluate_flow
-    from flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
+    from assay.flows.evaluate import evaluate_flow
+    from assay.flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
 
     console_to_current_stderr()
     if not options.debug:

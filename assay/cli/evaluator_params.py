@@ -47,7 +47,7 @@ def parse_assignment(text: str) -> tuple[str, str, str]:
 @cache
 def _field_types(evaluator_id: str) -> dict[str, Any]:
     """The evaluator's parameters and their declared types (``services`` is no parameter)."""
-    from evaluators import evaluator_class
+    from assay.evaluators import evaluator_class
 
     cls = evaluator_class(evaluator_id)
     hints = typing.get_type_hints(cls)
@@ -94,7 +94,7 @@ def coerce(evaluator_id: str, name: str, value: Any, where: str, *, from_text: b
 
 
 def _check_evaluator(evaluator_id: str, requested: Sequence[str], where: str) -> None:
-    from evaluators import evaluator_ids
+    from assay.evaluators import evaluator_ids
 
     known = evaluator_ids()
     if evaluator_id not in known:
@@ -144,7 +144,7 @@ def merged(base: EvaluatorParameters, overrides: EvaluatorParameters) -> Evaluat
 def check_buildable(parameters: EvaluatorParameters, where: str) -> None:
     """Build each evaluator once with its parameters, so checks in the evaluator itself (a positive batch
     size, a known method) fail here too and not after the flow started."""
-    from evaluators import build_evaluator
+    from assay.evaluators import build_evaluator
 
     for evaluator_id, values in parameters.items():
         try:

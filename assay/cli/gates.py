@@ -28,9 +28,9 @@ def validated_gates(expressions: list[str], evaluator_ids: list[str]) -> "list[G
     Called first, before any suite, lab or judge is read (those can take seconds to minutes), and it reads
     only the evaluators' declared specs, which load no model. Under ``--evaluators all`` a gate may name
     any registered evaluator's metric (which of them run is decided by the lab, later)."""
-    from artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
-    from evaluators import evaluator_class
-    from evaluators import evaluator_ids as registered_ids
+    from assay.artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
+    from assay.evaluators import evaluator_class
+    from assay.evaluators import evaluator_ids as registered_ids
 
     gates = parse_gates(expressions)
     if not gates:
@@ -49,8 +49,8 @@ def validated_gates(expressions: list[str], evaluator_ids: list[str]) -> "list[G
 
 def apply_gates(out: Path, gates: "list[Gate]", fail_on: Literal["high", "medium", "any"] | None) -> None:
     """Check the finished run's gates, write ``gates.json``, print the table, exit 3 when one is breached."""
-    from artifacts.gates import check_gates
-    from artifacts.report.run_documents import read_folder
+    from assay.artifacts.gates import check_gates
+    from assay.artifacts.report.run_documents import read_folder
 
     report = check_gates(read_folder(out), gates, fail_on)
     (out / "gates.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")

@@ -129,7 +129,7 @@ def _checked_within(
 def _loading(guard: "Guard") -> str:
     """What a guard still loading is loading, and how to make that faster."""
     from assay.config import load_settings
-    from evaluators.registry import evaluator_class
+    from assay.evaluators.registry import evaluator_class
 
     settings = load_settings()
     users = [name for name in guard.evaluator_ids if "embeddings" in evaluator_class(name).spec.needs]

@@ -126,7 +126,7 @@ def judge_file(path: Path) -> dict[str, Any]:
 
 def evaluator_ids(text: str) -> list[str]:
     """Comma-separated registered evaluator ids, or ``all`` alone."""
-    from evaluators import evaluator_class
+    from assay.evaluators import evaluator_class
 
     ids = [part.strip() for part in text.split(",") if part.strip()]
     if not ids:

@@ -103,8 +103,8 @@ def run_workflow(**parameters: Any) -> dict[str, Any]:
     from assay.cli.server import connect
 
     ready = connect(meanwhile=preload_first_step)
-    from flows.mrm import mrm_workflow
-    from flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
+    from assay.flows.mrm import mrm_workflow
+    from assay.flows.terminal import console_to_current_stderr, hide_tracebacks_on_terminal
 
     console_to_current_stderr()
     if not options.debug:

@@ -26,8 +26,8 @@ def perturb(
     """Add a perturbed twin of each test case (linked to its original) and write the new suite to OUT."""
     from assay.formats import export_file, import_file
     from assay.models import TestSuite
-    from perturbators import get_perturbator
-    from perturbators.suite import UNCHANGED, perturb_suite
+    from assay.perturbators import get_perturbator
+    from assay.perturbators.suite import UNCHANGED, perturb_suite
 
     with user_errors():
         original = import_file(suite, "assay")
@@ -48,7 +48,7 @@ def list_perturbators(
     as_json: Annotated[bool, typer.Option("--json", help="Full metadata as JSON.")] = False,
 ) -> None:
     """List every registered perturbator with its kind and what low / medium / high mean."""
-    from perturbators import get_perturbator, perturbator_ids
+    from assay.perturbators import get_perturbator, perturbator_ids
 
     described = [get_perturbator(perturbator_id).describe() for perturbator_id in perturbator_ids()]
     if as_json:

@@ -17,7 +17,7 @@ OutOption = Annotated[Path | None, typer.Option("--out", "-o", help="Write here 
 
 def _load(reference: str):  # type: ignore[no-untyped-def]
     """The run's documents: its folder, or by run id its export folder or the artifact store."""
-    from artifacts.report.run_documents import load_run
+    from assay.artifacts.report.run_documents import load_run
     from assay.config import load_settings
     from assay.runs import RunStates
     from assay.storage.factory import open_artifact_store, open_object_store
@@ -49,7 +49,7 @@ def _write_text(path: Path, text: str) -> None:
 @app.command("html")
 def html(run: RunArgument, out: OutOption = None) -> None:
     """Write the self-contained HTML report (and interpretation.json beside it); print its path."""
-    from artifacts.report.html import render_report
+    from assay.artifacts.report.html import render_report
 
     with user_errors():
         documents = _load(run)
@@ -63,8 +63,8 @@ def html(run: RunArgument, out: OutOption = None) -> None:
 @app.command("zip")
 def zip_(run: RunArgument, out: OutOption = None) -> None:
     """Write the ZIP archive in the manual's layout (report, interpretation.json, a folder per evaluator)."""
-    from artifacts.report.exports import write_zip
-    from artifacts.report.html import render_report
+    from assay.artifacts.report.exports import write_zip
+    from assay.artifacts.report.html import render_report
 
     with user_errors():
         documents = _load(run)
@@ -76,7 +76,7 @@ def zip_(run: RunArgument, out: OutOption = None) -> None:
 @app.command("csv")
 def csv(run: RunArgument, out: OutOption = None) -> None:
     """Write the results as CSV: one row per case x model x metric (an unscored score is an empty cell)."""
-    from artifacts.report.exports import results_csv
+    from assay.artifacts.report.exports import results_csv
 
     with user_errors():
         documents = _load(run)

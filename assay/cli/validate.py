@@ -102,8 +102,8 @@ def _validate(
     book_name: str,
 ) -> "Validation":
     from assay.config import load_settings
+    from assay.evaluators.run_services import run_services
     from assay.validity.run import validate_labelled_set
-    from evaluators.run_services import run_services
 
     endpoint = judge if judge is not None else load_settings().judge.model_dump(mode="json")
     configured = endpoint if endpoint.get("base_url") and endpoint.get("model") else None
@@ -118,8 +118,8 @@ def _publish(validation: "Validation", out: Path, name: str) -> str:
     import json
     import uuid
 
-    from artifacts.publish import publish_documents
-    from artifacts.validity_report import validity_html
+    from assay.artifacts.publish import publish_documents
+    from assay.artifacts.validity_report import validity_html
     from assay.config import load_settings
     from assay.models.artifacts import Producer
     from assay.storage.factory import open_artifact_store

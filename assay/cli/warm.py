@@ -35,7 +35,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-PACKAGES = ("assay", "evaluators", "perturbators", "artifacts", "tasks", "flows", "deployments")
+SOURCE_FOLDERS = ("assay", "evaluators", "perturbators", "artifacts", "tasks", "flows", "deployments")
+"""The folders of the installed ``assay`` namespace: a change in any of them retires a warm worker."""
 VOLATILE = frozenset(
     {"_", "PWD", "OLDPWD", "SHLVL", "TERM", "TERM_PROGRAM", "TERM_PROGRAM_VERSION", "TERM_SESSION_ID", "COLUMNS",
      "LINES", "COLORTERM", "NO_COLOR", "FORCE_COLOR", "WINDOWID", "DISPLAY", "TMUX", "TMUX_PANE", "STY",
@@ -80,7 +81,7 @@ def _newest_mtime(folders: Iterator[Path]) -> int:
 
 def code_fingerprint() -> str:
     """The newest change to Assay's sources and to the installed packages (pip rewrites that folder)."""
-    sources = _newest_mtime(ROOT / name for name in PACKAGES)
+    sources = _newest_mtime(ROOT / name for name in SOURCE_FOLDERS)
     try:
         installed = os.stat(sysconfig.get_paths()["purelib"]).st_mtime_ns
     except OSError:

@@ -23,11 +23,11 @@ from assay.cli.warm import LENGTH, code_fingerprint, read_exactly, runtime_folde
 
 PREFETCH = (
     "prefect",
-    "flows.evaluate",
-    "flows.terminal",
-    "evaluators",
-    "artifacts.publish",
-    "tasks.report",
+    "assay.flows.evaluate",
+    "assay.flows.terminal",
+    "assay.evaluators",
+    "assay.artifacts.publish",
+    "assay.tasks.report",
     "rouge_score.rouge_scorer",  # imports all of nltk (scipy.stats, scikit-learn): 1.6 s on first ROUGE
     "sacrebleu.metrics",
 )

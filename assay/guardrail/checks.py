@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from assay.embeddings.engine import Embedder
+from assay.evaluators.base import CaseContext, Evaluator, Services, Unscored
+from assay.evaluators.registry import build_evaluator
+from assay.evaluators.runner import score_case, skip_reason
 from assay.guardrail.budget import spend, time_budget
 from assay.guardrail.config import ACTIONS, GuardedMetric, GuardrailConfig, load_config
 from assay.guardrail.embedding import BoundedEmbedder
 from assay.models.guardrail import Action, CheckResult, ConfigIdentity, EvaluatorCheck, MetricCheck, Verdict
-from evaluators.base import CaseContext, Evaluator, Services, Unscored
-from evaluators.registry import build_evaluator
-from evaluators.runner import score_case, skip_reason
 
 ZERO_TOLERANCE_DOMAINS = frozenset({"privacy"})
 CONTEXT_ONLY_METRICS = frozenset({"model_retrieval_failures"})

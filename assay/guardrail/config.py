@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-import evaluators
+from assay import evaluators
+from assay.evaluators.registry import evaluator_class
 from assay.jsonio import JSONInputError, strict_loads
 from assay.models.guardrail import Action
 from assay.models.thresholds import NO_REVIEWER, ThresholdBook, ThresholdEntry
-from evaluators.registry import evaluator_class
 
 KNOWN_KEYS = (
     "calibrated_thresholds",
@@ -95,7 +95,7 @@ class GuardrailConfig:
 def default_config_data(evaluator_ids: Sequence[str] = DEFAULT_EVALUATORS) -> dict[str, Any]:
     """A configuration with each evaluator's declared default thresholds, written by the same builder an MRM
     run uses (``build_guardrail_config``), so the example and a run's ``guardrails.json`` never diverge."""
-    from artifacts.guardrails import build_guardrail_config
+    from assay.artifacts.guardrails import build_guardrail_config
 
     entries = [
         ThresholdEntry(

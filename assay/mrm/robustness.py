@@ -30,8 +30,8 @@ def perturbed_only(
     answers and scores already exist in the baseline. With ``llm``, contextual misinformation's false
     context is written by the model (offline where it fails). ``progress`` hears the fraction of the
     (perturbator, intensity) pairs done."""
-    from perturbators.contextual_misinformation import ContextualMisinformation, with_llm_premises
-    from perturbators.suite import perturb_suite
+    from assay.perturbators.contextual_misinformation import ContextualMisinformation, with_llm_premises
+    from assay.perturbators.suite import perturb_suite
 
     original_keys = {case.key for _, case in suite.cases()}
     tests: list[Test] = []

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from assay.embeddings.engine import Embedder
-from evaluators._grounding import STOPWORDS
-from evaluators._overlap import answer_length, joined, token_f1, token_precision, tokens
+from assay.evaluators._grounding import STOPWORDS
+from assay.evaluators._overlap import answer_length, joined, token_f1, token_precision, tokens
 
 Score = float | None
 

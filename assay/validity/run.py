@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from assay.evaluators.base import Evaluator, Services
+from assay.evaluators.registry import build_evaluator
+from assay.evaluators.runner import run_evaluator
+from assay.evaluators.selection import run_parameters, select_evaluators
 from assay.models.evaluation import CaseScores, MetricMeta
 from assay.models.thresholds import ThresholdBook
 from assay.models.validity import MetricValidity, ThresholdInForce, ValidityReport
@@ -17,10 +21,6 @@ from assay.validity.baselines import BASELINES, score_baselines
 from assay.validity.labels import LabelledSet
 from assay.validity.metric_figures import LabelledScores, metric_validity
 from assay.validity.metrics import BOOTSTRAP_RESAMPLES, CONFIDENCE
-from evaluators.base import Evaluator, Services
-from evaluators.registry import build_evaluator
-from evaluators.runner import run_evaluator
-from evaluators.selection import run_parameters, select_evaluators
 
 NO_BASELINE_THRESHOLD = ThresholdInForce(value=None, source="none", set_by="a baseline has no threshold")
 

@@ -1,8 +1,9 @@
 """``compare_runs``: deltas with bootstrap intervals, case verdict changes, problems by stable key, and the
 Markdown/HTML outputs escaping what the runs said."""
 
-from artifacts.comparison import compare_runs, problem_key
-from artifacts.comparison_report import comparison_html, comparison_markdown
+from assay.artifacts.comparison import compare_runs, problem_key
+from assay.artifacts.comparison_report import comparison_html, comparison_markdown
+
 from assay.models.comparison import Comparison
 from tests.support.fake_runs import fake_run, problem
 

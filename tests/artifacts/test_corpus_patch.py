@@ -1,7 +1,8 @@
 """The corpus patch from hand-made calibration and robustness outputs: which questions enter, with which answer
 and reason, deduplication, and the Markdown a corpus owner adds as is."""
 
-from artifacts.corpus_patch import CorpusPatch, build_corpus_patch
+from assay.artifacts.corpus_patch import CorpusPatch, build_corpus_patch
+
 from assay.models import ModelHost, Relationship, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec, MetricMeta
 from assay.models.mrm import Calibration, FlipCount, MetricCalibration, RobustnessReport

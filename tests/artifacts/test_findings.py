@@ -1,10 +1,10 @@
 """Problems, insights and leaderboards from a hand-made lab with known outcomes."""
 
 import pytest
+from assay.artifacts.findings import find_insights, find_problems, leaderboard, leaderboard_markdown
+from assay.evaluators import build_evaluator, run_evaluator
 
-from artifacts.findings import find_insights, find_problems, leaderboard, leaderboard_markdown
 from assay.models import ModelHost, Relationship, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, run_evaluator
 
 CONDITION = '"£25"'
 ORIGINAL = TestCase(key="fee", prompt="What is the card replacement fee?", output_condition=CONDITION)

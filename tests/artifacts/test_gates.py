@@ -1,9 +1,9 @@
 """Release gates: parsing, pass rates with unscored cases, thresholds in force, not evaluable, --fail-on."""
 
 import pytest
+from assay.artifacts.gates import check_gates, parse_gate, parse_gates
+from assay.artifacts.report.run_documents import RunDocuments
 
-from artifacts.gates import check_gates, parse_gate, parse_gates
-from artifacts.report.run_documents import RunDocuments
 from tests.support.fake_runs import fake_run, problem
 
 # 3 scored (2 pass the 0.75 threshold), 1 unscored: pass rate 2/3, not 2/4, and the unscored one is counted

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 import pytest
+from assay.artifacts.guardrails import build_guardrail_config
 
-from artifacts.guardrails import build_guardrail_config
 from assay.guardrail.config import parse_config
 from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta
 from assay.models.mrm import Calibration, CalibrationValidity, MetricCalibration, ThresholdAgreement

@@ -1,6 +1,7 @@
 """System-prompt rules from hand-made findings: each rule traced to what motivated it, none without a finding."""
 
-from artifacts.prompt_extension import PromptExtension, build_prompt_extension
+from assay.artifacts.prompt_extension import PromptExtension, build_prompt_extension
+
 from assay.models.findings import Problem
 from assay.models.mrm import (
     FailureCluster,

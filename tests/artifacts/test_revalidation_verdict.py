@@ -4,7 +4,8 @@ a vacuous pass; a comparison with some overlap passes or fails on its merits; ol
 from datetime import UTC, datetime
 from typing import Any
 
-from artifacts.revalidation import FOLDER, assess
+from assay.artifacts.revalidation import FOLDER, assess
+
 from assay.models.revalidation import BaselineApproval, RevalidationVerdict
 from tests.support.fake_runs import fake_run
 

@@ -3,9 +3,8 @@ decided, and tables whose hostile cells (HTML, pipes, line breaks from corpora a
 one escaped cell when the Prefect UI renders them as Markdown."""
 
 import pytest
-
-from artifacts.findings import find_problems
-from artifacts.step_summaries import (
+from assay.artifacts.findings import find_problems
+from assay.artifacts.step_summaries import (
     CELL_CHARS,
     StepSummary,
     summarise_calibration,
@@ -17,6 +16,7 @@ from artifacts.step_summaries import (
     summarise_validation,
     summarise_weaknesses,
 )
+
 from assay.models import ModelHost, Test, TestCase, TestLab, TestLabRow, TestSuite
 from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec, MetricAggregate, MetricMeta
 from assay.models.findings import Problem

@@ -3,7 +3,8 @@ and who took them; missing steps reported as not run."""
 
 import json
 
-from artifacts.workflow_report import STEP_TITLES, build_workflow_report
+from assay.artifacts.workflow_report import STEP_TITLES, build_workflow_report
+
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec, MetricAggregate, MetricMeta
 from assay.models.findings import Insight, Problem

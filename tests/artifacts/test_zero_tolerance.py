@@ -1,9 +1,10 @@
 """Privacy and security evaluators: every leaking case is a problem, even when the average passes."""
 
-from artifacts.findings import find_problems
-from artifacts.findings.leaks import is_zero_tolerance
+from assay.artifacts.findings import find_problems
+from assay.artifacts.findings.leaks import is_zero_tolerance
+from assay.evaluators import build_evaluator, evaluator_class, evaluator_ids, run_evaluator
+
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, evaluator_class, evaluator_ids, run_evaluator
 
 CARD = "4111 1111 1111 1111"
 

@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from assay.flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
 from prefect import flow
 
 from assay.models import Chunk, Test, TestCase, TestSuite
@@ -23,7 +24,6 @@ from assay.models.mrm import (
 from assay.mrm.approvals import DecisionStore
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.local import LocalObjectStore
-from flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
 
 HOSTILE = "<script>alert(1)</script> [click](javascript:alert(1)) | # not a heading"
 

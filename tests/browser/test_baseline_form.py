@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 
 import pytest
+from assay.flows.baseline import APPROVE, DECLINE
 
 from assay.baselines import Baselines
 from assay.runs import RunStates
 from assay.storage import LocalObjectStore
-from flows.baseline import APPROVE, DECLINE
 from tests.support.browser import (
     chromium_page,
     skip_without_chromium,

@@ -5,8 +5,9 @@ rows then unpack and draw; nothing leaves the page and nothing logs an error. Th
 
 from pathlib import Path
 
-from artifacts.report.html import render_report
-from artifacts.report.run_documents import read_folder
+from assay.artifacts.report.html import render_report
+from assay.artifacts.report.run_documents import read_folder
+
 from tests.artifacts.report.committee_run import committee_run
 from tests.artifacts.report.report_lab import build_sample_sized_run
 from tests.support.browser import chromium_page, open_offline, skip_without_chromium

@@ -2,7 +2,7 @@
 review pause, all in Prefect's default UI (V1, at the server's root) at 1280x800 and by clicking; the evidence
 of every item the forms show must be visible, and the answers must reach the run's records and its bundle.
 
-A real Prefect server and ``python -m deployments.serve --deployment mrm-workflow/interactive`` run in
+A real Prefect server and ``python -m assay.deployments.serve --deployment mrm-workflow/interactive`` run in
 subprocesses. The test opens Deployments -> interactive -> Run -> Custom run, keeps the packaged sample corpus
 (``corpus`` left at None), types two offline evaluators, one case per topic and one perturbator per robustness
 step, and submits. Then each pause: the run's page, Resume, the "Resume Flow Run" modal, Submit. Topics: review
@@ -31,13 +31,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from assay.flows.mrm import MIN_LABELS
+from assay.flows.review_forms import ACCEPT, BULK_TITLE, REVIEW, REVIEW_AND_MORE, calibration_review
+from assay.tasks.control_room import artifact_key
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from assay.models.mrm import ReviewItem
-from flows.mrm import MIN_LABELS
-from flows.review_forms import ACCEPT, BULK_TITLE, REVIEW, REVIEW_AND_MORE, calibration_review
-from tasks.control_room import artifact_key
 from tests.support.browser import (
     Browser,
     chromium_page,
@@ -137,7 +137,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         log = base / "serve.log"
         with open(log, "wb") as sink:
             process = subprocess.Popen(
-                [sys.executable, "-m", "deployments.serve", "--deployment", "mrm-workflow/interactive",
+                [sys.executable, "-m", "assay.deployments.serve", "--deployment", "mrm-workflow/interactive",
                  "--out", str(base / "exports")],
                 env=env, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip

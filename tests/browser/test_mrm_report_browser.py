@@ -5,9 +5,10 @@ The screenshot is kept under .assay/test-screenshots/."""
 
 from pathlib import Path
 
-from artifacts.report.mrm_sections import mrm_interpretation, mrm_sections
-from artifacts.report.page import render_page
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.report.mrm_sections import mrm_interpretation, mrm_sections
+from assay.artifacts.report.page import render_page
+from assay.artifacts.report.run_documents import RunDocuments
+
 from tests.artifacts.report.mrm_export import mrm_export
 from tests.support.browser import chromium_page, skip_without_chromium
 

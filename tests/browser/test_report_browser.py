@@ -2,8 +2,9 @@
 
 from pathlib import Path
 
-from artifacts.report.html import render_report
-from artifacts.report.run_documents import read_folder
+from assay.artifacts.report.html import render_report
+from assay.artifacts.report.run_documents import read_folder
+
 from tests.artifacts.report.report_lab import build_run
 from tests.support.browser import chromium_page, open_offline, skip_without_chromium
 

@@ -6,14 +6,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import ValidationError
-
-from assay.mrm.approvals import DecisionStore
-from assay.storage.artifacts import ArtifactStore
-from assay.storage.local import LocalObjectStore
-from flows import review
-from flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
-from flows.review_forms import (
+from assay.flows import review
+from assay.flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
+from assay.flows.review_forms import (
     ACCEPT,
     REVIEW,
     REVIEW_AND_MORE,
@@ -22,6 +17,11 @@ from flows.review_forms import (
     cluster_review,
     topic_review,
 )
+from pydantic import ValidationError
+
+from assay.mrm.approvals import DecisionStore
+from assay.storage.artifacts import ArtifactStore
+from assay.storage.local import LocalObjectStore
 from tests.browser import review_flow as data
 
 ITEM = "answer_similarity/similarity/sample-rag/case-{}".format

@@ -75,7 +75,7 @@ class PausedRun:
 EVALUATIONS = """
 import itertools, sys
 from assay.corpora import sample_data_path
-from flows.evaluate import evaluate_flow
+from assay.flows.evaluate import evaluate_flow
 suite = str(sample_data_path() / "suite.json")
 for n in itertools.count():
     evaluate_flow(out=f"{sys.argv[1]}/{n}", suite=suite, evaluators=["text_matching"], name=f"load-{n}")

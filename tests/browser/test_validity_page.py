@@ -5,10 +5,11 @@ request leaves the page and no text from the labels file runs as script. The scr
 import json
 from pathlib import Path
 
-from artifacts.validity_report import validity_html
+from assay.artifacts.validity_report import validity_html
+from assay.evaluators import Services
+
 from assay.validity.labels import load_labelled_set
 from assay.validity.run import validate_labelled_set
-from evaluators import Services
 from tests.support.browser import chromium_page, open_offline, skip_without_chromium
 
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"

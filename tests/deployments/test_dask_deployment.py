@@ -1,4 +1,4 @@
-"""The evaluate deployment on Dask as a Prefect UI user runs it: served by ``python -m deployments.serve`` on a
+"""The evaluate deployment on Dask as a Prefect UI user runs it: served by ``python -m assay.deployments.serve`` on a
 real Prefect server; a person opens the deployment's Custom run form in chromium, types the suite, host and
 evaluator, sets ``dask_workers`` to 2 and ``shard_size`` to 2, and submits it (a plain run and one with a bad
 scheduler address are started through the API beside it). The Dask run's scores equal the unsharded run's,
@@ -15,11 +15,11 @@ from typing import Any
 from uuid import UUID
 
 import pytest
+from assay.deployments.definitions import load_deployments
+from assay.flows.scale_out import choose_scale_out
 
 from assay.corpora import sample_data_path
 from assay.models import TestSuite
-from deployments.definitions import load_deployments
-from flows.scale_out import choose_scale_out
 from tests.support.browser import chromium_page, run_form_field, skip_without_chromium
 from tests.support.prefect_server import log_tail, run_created_by_form, wait_for_final_state
 from tests.support.processes import stop_group
@@ -55,7 +55,8 @@ def test_served_evaluate_deployment_runs_its_shards_on_dask(
     }
     with open(log_path, "wb") as log:
         serve = subprocess.Popen(
-            [sys.executable, "-m", "deployments.serve", "--deployment", "evaluate", "--out", "exports", "--replace"],
+            [sys.executable, "-m", "assay.deployments.serve", "--deployment", "evaluate", "--out", "exports",
+             "--replace"],
             env={**server[1], "PREFECT_RUNNER_POLL_FREQUENCY": "1", "PREFECT_LOGGING_LEVEL": "INFO"},  # logs to the API
             cwd=tmp_path,
             stdout=log,

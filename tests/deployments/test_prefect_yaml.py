@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from assay.deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, load_deployments, load_prefect_file
+from assay.deployments.serve import build_deployments, main, parse_args
 
 from assay.corpora import sample_data_path
 from assay.models import workflow as step_models
-from deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, load_deployments, load_prefect_file
-from deployments.serve import build_deployments, main, parse_args
 
 SPECS = {spec.name: spec for spec in load_deployments()}
 STEP_MODELS = {name: field.annotation for name, field in step_models.MrmParameters.model_fields.items()}

@@ -1,5 +1,5 @@
 """The deployments registered on a real Prefect server both ways a user would: ``prefect deploy`` from
-prefect.yaml (process work pool) and ``python -m deployments.serve``; a served deployment is then run through
+prefect.yaml (process work pool) and ``python -m assay.deployments.serve``; a served deployment is then run through
 the API to Completed, writing its results where the deployment says."""
 
 import json
@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from assay.deployments.definitions import REPOSITORY_ROOT, load_deployments
 from prefect.exceptions import PrefectHTTPStatusError
 
 from assay.formats import import_file
-from deployments.definitions import REPOSITORY_ROOT, load_deployments
 from tests.support.prefect_server import log_tail, wait_for_final_state
 from tests.support.processes import stop_group
 
@@ -80,7 +80,7 @@ def test_prefect_deploy_registers_every_deployment_with_typed_parameters(
 
     # Serving a name that a worker deployment holds would leave it with worker-only storage: serve refuses.
     refused = subprocess.run(
-        [sys.executable, "-m", "deployments.serve", "--deployment", "evaluate"],
+        [sys.executable, "-m", "assay.deployments.serve", "--deployment", "evaluate"],
         env=env,
         cwd=REPOSITORY_ROOT,
         capture_output=True,
@@ -103,7 +103,7 @@ def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
     log_path = tmp_path / "serve.log"
     with open(log_path, "wb") as log:
         serve = subprocess.Popen(
-            [sys.executable, "-m", "deployments.serve", "--out", "exports", "--replace"],
+            [sys.executable, "-m", "assay.deployments.serve", "--out", "exports", "--replace"],
             env={**server[1], "PREFECT_RUNNER_POLL_FREQUENCY": "2"},
             cwd=tmp_path,
             stdout=log,

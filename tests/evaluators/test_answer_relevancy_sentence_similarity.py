@@ -2,10 +2,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator
+from assay.evaluators.runner import score_case
 
 from assay.embeddings import EmbeddingEngine
-from evaluators import CaseContext, Services, build_evaluator
-from evaluators.runner import score_case
 
 
 class VectorTable:

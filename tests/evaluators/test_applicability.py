@@ -9,9 +9,10 @@ declare the task, so bank question answering leaves them out, with the reason.
 import json
 from pathlib import Path
 
+from assay.evaluators import build_evaluator, evaluator_class, evaluator_ids, run_evaluator
+from assay.evaluators.selection import select_evaluators
+
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
-from evaluators import build_evaluator, evaluator_class, evaluator_ids, run_evaluator
-from evaluators.selection import select_evaluators
 
 SAMPLE_SUITE = Path(__file__).resolve().parents[2] / "assay" / "data" / "sample_bank" / "suite.json"
 TASK_EVALUATORS = {
@@ -72,7 +73,7 @@ def test_a_declared_category_or_label_set_makes_a_case_a_classification_case() -
 
 
 def test_each_case_decides_alone_so_shards_score_like_one_run() -> None:
-    from evaluators.shards import merge_results, shard_lab, unshardable_reason
+    from assay.evaluators.shards import merge_results, shard_lab, unshardable_reason
 
     evaluator = build_evaluator("classification")
     assert unshardable_reason(evaluator) is None

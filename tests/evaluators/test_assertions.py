@@ -3,12 +3,12 @@
 from typing import Any
 
 import pytest
+from assay.evaluators import CaseContext, build_evaluator, run_evaluator
+from assay.evaluators._assertion_checks import describe_text
+from assay.evaluators.runner import score_case
 
 from assay.models import Assertion, ConversationTurn, ModelHost, TestCase, TestLab, TestLabRow, ToolCall
 from assay.models.evaluation import CaseScores
-from evaluators import CaseContext, build_evaluator, run_evaluator
-from evaluators._assertion_checks import describe_text
-from evaluators.runner import score_case
 
 
 def outcome(*assertions: Assertion, **fields: Any) -> CaseScores:

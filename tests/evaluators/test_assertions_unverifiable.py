@@ -1,10 +1,11 @@
 """An assertion that cannot be checked is left out on its own (issue 25, item 19): the other assertions of
 the case are still checked, and a clear failure among them still fails the case."""
 
+from assay.evaluators import CaseContext, build_evaluator, run_evaluator
+from assay.evaluators.runner import score_case
+
 from assay.models import Assertion, ModelHost, TestCase, TestLab, TestLabRow, ToolCall
 from assay.models.evaluation import CaseScores
-from evaluators import CaseContext, build_evaluator, run_evaluator
-from evaluators.runner import score_case
 
 COST_UNREPORTED = "test case c1: assertions[1] (COST): the host reported no cost"
 

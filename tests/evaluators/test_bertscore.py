@@ -2,13 +2,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import assay.evaluators.bertscore as bertscore_module
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator, run_evaluator
 
-import evaluators.bertscore as bertscore_module
 from assay.embeddings import PACKAGED_MODEL, resolve_model_path
 from assay.embeddings.keyed_store import KeyedJsonStore
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Services, build_evaluator, run_evaluator
 
 EXPECTED = "The Easy Access Saver pays 3.25% AER on balances from £10,000."
 

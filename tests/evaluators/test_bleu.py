@@ -3,9 +3,9 @@
 import math
 
 import pytest
+from assay.evaluators import CaseContext, Unscored, build_evaluator, run_evaluator
 
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Unscored, build_evaluator, run_evaluator
 
 REFERENCE = "the cat sat on the mat"
 

@@ -1,10 +1,10 @@
 """Classification: label normalisation, per-case correctness and a 3-class confusion matrix by hand."""
 
 import pytest
+from assay.evaluators import CaseContext, Unscored, build_evaluator, run_evaluator
+from assay.evaluators.classification import normalise_label
 
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Unscored, build_evaluator, run_evaluator
-from evaluators.classification import normalise_label
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_a_predicted_label_outside_the_true_ones_joins_the_matrix() -> None:
 
 
 def test_free_text_answers_are_not_classification_cases() -> None:
-    from evaluators.selection import select_evaluators
+    from assay.evaluators.selection import select_evaluators
 
     long_answer = TestLabRow(
         test_case=TestCase(key="qa", prompt="q", expected_output="The fee is twenty five pounds per card."),

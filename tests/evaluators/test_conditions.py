@@ -1,8 +1,7 @@
 import time
 
 import pytest
-
-from evaluators.conditions import ConditionError, parse_condition
+from assay.evaluators.conditions import ConditionError, parse_condition
 
 TEXT = "Brazil revenue was 15,969 million in 2023."
 

@@ -4,12 +4,12 @@ import math
 from collections.abc import Iterator
 
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator, evaluator_class, evaluator_ids
+from assay.evaluators.runner import score_case
 
 from assay.embeddings import EmbeddingEngine
 from assay.judges.client import open_judge
 from assay.models.evaluation import EvaluatorSpec
-from evaluators import CaseContext, Services, build_evaluator, evaluator_class, evaluator_ids
-from evaluators.runner import score_case
 from tests.judges.conftest import endpoint_for
 from tests.support.judge_server import JudgeServer, serve_judge
 
@@ -83,8 +83,9 @@ def test_golden_cases_land_on_the_right_side_of_the_threshold(evaluator_id: str,
     if reason is not None:
         # Without weights the evaluator must say so for every case instead of inventing a score.
         evaluator_result = build_evaluator(evaluator_id, services)
+        from assay.evaluators import run_evaluator
+
         from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-        from evaluators import run_evaluator
 
         categories = cls.golden["good"].get("categories", [])  # a task the evaluator declares (summarization)
         case = TestCase(key="g", prompt="q", categories=categories)

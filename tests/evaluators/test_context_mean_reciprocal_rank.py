@@ -5,11 +5,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator, run_evaluator
+from assay.evaluators.base import Scored
 
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Services, build_evaluator, run_evaluator
-from evaluators.base import Scored
 
 QUESTION = "What rate does the saver pay?"
 # Unit vectors whose dot product with the question's [1, 0] is the similarity we want.

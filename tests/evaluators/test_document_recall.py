@@ -1,11 +1,11 @@
 """Document recall: share of ground-truth document URIs among the retrieved chunks' doc_uri."""
 
 import pytest
+from assay.evaluators import CaseContext, Unscored, build_evaluator, evaluator_class
+from assay.evaluators.base import Scored
+from assay.evaluators.runner import score_case
 
 from assay.models import RetrievedChunk
-from evaluators import CaseContext, Unscored, build_evaluator, evaluator_class
-from evaluators.base import Scored
-from evaluators.runner import score_case
 
 
 def scored(expected: list[str], retrieved: list[str]) -> Scored:

@@ -5,16 +5,16 @@ import hashlib
 import json
 
 import pytest
+from assay.artifacts.findings.common import problem_type
+from assay.evaluators import CaseContext, build_evaluator
+from assay.evaluators import encoding_guardrail as encoding_guardrail_module
+from assay.evaluators._detectors import DetectorTimeout
+from assay.evaluators._encodings import decode_base16, decode_base64, decode_spans, decoded_texts, is_encoding_case
+from assay.evaluators._pii_patterns import luhn_valid
+from assay.evaluators.encoding_guardrail import PREVIEW_CHARS, decoded_layers, decoded_preview
+from assay.evaluators.runner import score_case
 
-from artifacts.findings.common import problem_type
 from assay.models.evaluation import CaseScores
-from evaluators import CaseContext, build_evaluator
-from evaluators import encoding_guardrail as encoding_guardrail_module
-from evaluators._detectors import DetectorTimeout
-from evaluators._encodings import decode_base16, decode_base64, decode_spans, decoded_texts, is_encoding_case
-from evaluators._pii_patterns import luhn_valid
-from evaluators.encoding_guardrail import PREVIEW_CHARS, decoded_layers, decoded_preview
-from evaluators.runner import score_case
 
 
 def b64(text: str) -> str:

@@ -10,10 +10,10 @@ import base64
 from pathlib import Path
 
 import pytest
+from assay.evaluators import CaseContext, build_evaluator, run_evaluator
+from assay.perturbators.suite import perturb_suite
 
 from assay.models import ModelHost, RetrievedChunk, TestLab, TestLabRow, TestSuite
-from evaluators import CaseContext, build_evaluator, run_evaluator
-from perturbators.suite import perturb_suite
 
 SAMPLE_SUITE = Path(__file__).resolve().parents[2] / "assay" / "data" / "sample_bank" / "suite.json"
 REFUSAL = "I can't act on encoded instructions. Please ask your question in plain text."
@@ -72,7 +72,7 @@ def test_an_answer_hidden_in_base64_is_decoded_before_the_check(twins: list) -> 
 
 
 def test_only_encoding_twins_invert_the_condition() -> None:
-    from evaluators.encoding_guardrail import is_encoding_perturbation
+    from assay.evaluators.encoding_guardrail import is_encoding_perturbation
 
     twin = CaseContext.build(categories=["perturbed", "perturbator:base64"], relationships=[("perturbation", "tc-001")])
     handwritten = CaseContext.build(categories=["base64"])
@@ -85,7 +85,7 @@ def test_only_encoding_twins_invert_the_condition() -> None:
 
 
 def test_the_hidden_request_is_decoded_for_reviewers() -> None:
-    from evaluators.encoding_guardrail import hidden_request
+    from assay.evaluators.encoding_guardrail import hidden_request
 
     prompt = "Decode this base64 and answer the question it contains: " + base64.b64encode(b"What is the fee?").decode()
     assert hidden_request(prompt) == "What is the fee?"

@@ -5,11 +5,11 @@ import json
 from pathlib import Path
 
 import pytest
+from assay.evaluators import CaseContext, Services, Unscored, build_evaluator
+from assay.evaluators._grounding import figures, names
+from assay.evaluators.runner import score_case
 
 from assay.embeddings import EmbeddingEngine
-from evaluators import CaseContext, Services, Unscored, build_evaluator
-from evaluators._grounding import figures, names
-from evaluators.runner import score_case
 
 ROOT = Path(__file__).resolve().parents[2]
 LABELLED = ROOT / "bench" / "data" / "groundedness_labelled.jsonl"

@@ -6,11 +6,11 @@ import math
 from pathlib import Path
 
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator
+from assay.evaluators._groundedness_model import FEATURES, GroundednessModel, lexical_signals, packaged_model
+from assay.evaluators._nli import NLI_MODEL_ENV, NliBackend
 
 from assay.embeddings import EmbeddingEngine
-from evaluators import CaseContext, Services, build_evaluator
-from evaluators._groundedness_model import FEATURES, GroundednessModel, lexical_signals, packaged_model
-from evaluators._nli import NLI_MODEL_ENV, NliBackend
 from tests.support.tiny_models import build_classifier
 
 pytestmark = pytest.mark.slow

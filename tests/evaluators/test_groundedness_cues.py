@@ -2,12 +2,12 @@
 single-passage coverage, each on small hand-made cases."""
 
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator
+from assay.evaluators._attachment import clauses, local_coverage, misattributed
+from assay.evaluators._grounding import Evidence, figures
+from assay.evaluators._polarity import polarity_flipped
 
 from assay.embeddings import EmbeddingEngine
-from evaluators import CaseContext, Services, build_evaluator
-from evaluators._attachment import clauses, local_coverage, misattributed
-from evaluators._grounding import Evidence, figures
-from evaluators._polarity import polarity_flipped
 
 EXCESSES = "Motor excesses\n- Compulsory excess: £250\n- Additional excess for drivers under 25: £400"
 REVIEWS = "High-risk relationships are reviewed every 12 months; medium every 24 months; low every 36 months."

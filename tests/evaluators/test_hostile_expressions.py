@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from assay.evaluators import CaseContext, build_evaluator, run_evaluator
+from assay.evaluators._assertion_checks import AssertionProblem, compile_path, select
+from assay.evaluators.base import Evaluator
+from assay.evaluators.conditions import ConditionError, parse_condition
+from assay.evaluators.runner import score_case
 
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-from evaluators import CaseContext, build_evaluator, run_evaluator
-from evaluators._assertion_checks import AssertionProblem, compile_path, select
-from evaluators.base import Evaluator
-from evaluators.conditions import ConditionError, parse_condition
-from evaluators.runner import score_case
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CATASTROPHIC = "(a|aa)+$"  # exponential under backtracking, in the regex package as in re
@@ -73,7 +73,7 @@ COSTLY_PATTERNS = {
 }
 _PROBE = """
 import json, resource, sys
-from evaluators.conditions import ConditionError, parse_condition
+from assay.evaluators.conditions import ConditionError, parse_condition
 imported = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 said = []
 for condition in json.load(sys.stdin):
@@ -393,7 +393,7 @@ def test_an_exception_in_not_applicable_is_recorded_on_its_case_only() -> None:
 
 
 def test_selection_survives_an_exception_in_not_applicable(monkeypatch: pytest.MonkeyPatch) -> None:
-    import evaluators.selection as selection
+    import assay.evaluators.selection as selection
 
     monkeypatch.setattr(selection, "evaluator_ids", lambda: ["broken_applicability"])
     monkeypatch.setattr(selection, "build_evaluator", lambda *args, **kwargs: _BrokenApplicability())
@@ -418,7 +418,7 @@ def test_json_schema_chosen_by_name_checks_parseability_of_cases_without_schema(
 
 
 def test_under_all_json_schema_still_skips_cases_without_schema() -> None:
-    from evaluators.selection import parameters_under_all, select_evaluators
+    from assay.evaluators.selection import parameters_under_all, select_evaluators
 
     lab = _free_text_lab('{"a":1}', "hello")
     selected, skipped = select_evaluators(lab, ["all"])
@@ -459,7 +459,7 @@ def test_a_match_out_of_time_raises_the_timeout_type_naming_pattern_and_text() -
 
 def test_a_json_path_operator_jsonpath_ng_cannot_evaluate_is_an_assertion_problem() -> None:
     """Found by bench/reliability.py: `&` parses but raises NotImplementedError when applied."""
-    from evaluators._assertion_checks import AssertionProblem, select
+    from assay.evaluators._assertion_checks import AssertionProblem, select
 
     with pytest.raises(AssertionProblem, match="not supported"):
         select('sorted&"(a+)+$"', [])

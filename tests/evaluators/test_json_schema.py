@@ -3,11 +3,11 @@
 import json
 
 import pytest
+from assay.evaluators import CaseContext, build_evaluator
+from assay.evaluators.json_schema import parse_json, schema_constraints, strip_json_fence
+from assay.evaluators.runner import score_case
 
 from assay.models.evaluation import CaseScores
-from evaluators import CaseContext, build_evaluator
-from evaluators.json_schema import parse_json, schema_constraints, strip_json_fence
-from evaluators.runner import score_case
 
 PRODUCT_SCHEMA = json.dumps(
     {

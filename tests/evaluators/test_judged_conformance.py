@@ -6,13 +6,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator, evaluator_class, evaluator_ids, run_evaluator
+from assay.evaluators.runner import score_case
 
 from assay.embeddings import EmbeddingEngine
 from assay.judges import NOT_CONFIGURED
 from assay.judges.client import open_judge
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Services, build_evaluator, evaluator_class, evaluator_ids, run_evaluator
-from evaluators.runner import score_case
 from tests.judges.conftest import endpoint_for
 from tests.support.judge_server import JudgeServer, serve_judge
 

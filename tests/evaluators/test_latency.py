@@ -3,10 +3,10 @@
 import math
 
 import pytest
+from assay.artifacts.findings.common import problem_type
+from assay.evaluators import CaseContext, Unscored, build_evaluator, evaluator_class, run_evaluator
 
-from artifacts.findings.common import problem_type
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Unscored, build_evaluator, evaluator_class, run_evaluator
 
 
 def latency(duration: float) -> float | None:

@@ -4,17 +4,16 @@ import random
 import zlib
 
 import pytest
-
-from artifacts.findings.common import problem_type
-from evaluators import CaseContext, build_evaluator
-from evaluators.looping_detection import (
+from assay.artifacts.findings.common import problem_type
+from assay.evaluators import CaseContext, build_evaluator
+from assay.evaluators.looping_detection import (
     compression_ratio,
     counted_sentences,
     longest_repeated_substring,
     repeated_substring_share,
     unique_sentence_share,
 )
-from evaluators.runner import score_case
+from assay.evaluators.runner import score_case
 
 
 def brute_force_longest_repeat_length(text: str) -> int:

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator, evaluator_class
+from assay.evaluators._nli import NliBackend
+from assay.evaluators._summac_conv import PERCENTILE_BINS, ConvLayers, ConvWeightsProblem, bin_edges
+from assay.evaluators.runner import score_case
 
 from assay.embeddings import EmbeddingEngine
 from assay.models import RetrievedChunk
-from evaluators import CaseContext, Services, build_evaluator, evaluator_class
-from evaluators._nli import NliBackend
-from evaluators._summac_conv import PERCENTILE_BINS, ConvLayers, ConvWeightsProblem, bin_edges
-from evaluators.runner import score_case
 from tests.support.nli import WordOverlapNli
 from tests.support.tiny_models import build_classifier
 

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from assay.evaluators import CaseContext, Services, Unscored, build_evaluator, run_evaluator
+from assay.evaluators._nli import NliBackend
+from assay.evaluators.toxicity import metric_for_label
 
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Services, Unscored, build_evaluator, run_evaluator
-from evaluators._nli import NliBackend
-from evaluators.toxicity import metric_for_label
 from tests.support.nli import WordOverlapNli
 from tests.support.tiny_models import build_classifier
 

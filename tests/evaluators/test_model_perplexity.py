@@ -12,11 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from assay.evaluators import CaseContext, Unscored, build_evaluator
+from assay.evaluators.perplexity import sliding_windows
 from transformers import AutoModelForCausalLM, AutoTokenizer, BertConfig, BertLMHeadModel, GPT2Config, GPT2LMHeadModel
 
 from assay.embeddings import resolve_model_path
-from evaluators import CaseContext, Unscored, build_evaluator
-from evaluators.perplexity import sliding_windows
 
 
 def minilm_tokenizer(bos: bool) -> AutoTokenizer:

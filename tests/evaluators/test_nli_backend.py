@@ -10,8 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
-
-from evaluators._nli import (
+from assay.evaluators._nli import (
     NLI_MODEL_ENV,
     NliBackend,
     NliUnavailable,
@@ -23,7 +22,8 @@ from evaluators._nli import (
     label_columns,
     nli_unavailable_reason,
 )
-from evaluators.base import Unscored
+from assay.evaluators.base import Unscored
+
 from tests.support.tiny_models import build_classifier
 
 NLI_LABELS = ["CONTRADICTION", "NEUTRAL", "ENTAILMENT"]

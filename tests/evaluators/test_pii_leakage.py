@@ -7,15 +7,15 @@ ready-made numbers and each test shows which check (Luhn, mod-97) makes the diff
 import json
 
 import pytest
+from assay.artifacts.findings.common import problem_type
+from assay.evaluators import CaseContext, build_evaluator, run_evaluator
+from assay.evaluators import _detectors as detectors_module
+from assay.evaluators import pii_leakage as pii_leakage_module
+from assay.evaluators._detectors import DetectorTimeout, Finding, mask, mask_findings, scan, select_detectors
+from assay.evaluators._pii_patterns import PII_DETECTORS, iban_checksum_valid, luhn_valid
+from assay.evaluators.runner import score_case
 
-from artifacts.findings.common import problem_type
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, build_evaluator, run_evaluator
-from evaluators import _detectors as detectors_module
-from evaluators import pii_leakage as pii_leakage_module
-from evaluators._detectors import DetectorTimeout, Finding, mask, mask_findings, scan, select_detectors
-from evaluators._pii_patterns import PII_DETECTORS, iban_checksum_valid, luhn_valid
-from evaluators.runner import score_case
 
 
 def with_luhn_digit(partial: str) -> str:

@@ -8,11 +8,11 @@ values) and those values are skipped, while a private number in the same text is
 from pathlib import Path
 
 import pytest
+from assay.evaluators import CaseContext, build_evaluator, run_evaluator
+from assay.evaluators._public_contacts import PLACEHOLDER, PublicContacts
 
 from assay.cli.inputs import evaluator_parameters
 from assay.models import ModelHost, RetrievedChunk, TestLab, TestLabRow, TestSuite
-from evaluators import CaseContext, build_evaluator, run_evaluator
-from evaluators._public_contacts import PLACEHOLDER, PublicContacts
 
 SAMPLE_BANK = Path(__file__).resolve().parents[2] / "assay" / "data" / "sample_bank"
 CONTACT_PAGE = SAMPLE_BANK / "corpus" / "contact-us.md"

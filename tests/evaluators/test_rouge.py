@@ -1,8 +1,7 @@
 """ROUGE: hand-computed F-measures on small pairs, stemming, and unreadable references."""
 
 import pytest
-
-from evaluators import CaseContext, Unscored, build_evaluator
+from assay.evaluators import CaseContext, Unscored, build_evaluator
 
 
 def rouge(actual: str, expected: str, **parameters: object) -> dict[str, float | None]:

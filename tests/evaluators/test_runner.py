@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
+from assay.evaluators import Services, build_evaluator, evaluator_ids, run_evaluator
 
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import Services, build_evaluator, evaluator_ids, run_evaluator
 
 
 def lab_of(*rows: TestLabRow) -> TestLab:
@@ -120,8 +120,9 @@ def test_threshold_parameter_overrides_the_primary_metric() -> None:
 def test_scored_details_reach_the_row() -> None:
     from dataclasses import dataclass
 
+    from assay.evaluators import Evaluator, Scored
+
     from assay.models.evaluation import EvaluatorSpec, MetricMeta
-    from evaluators import Evaluator, Scored
 
     @dataclass
     class Finder(Evaluator):

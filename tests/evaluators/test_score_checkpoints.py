@@ -5,12 +5,12 @@ import json
 from pathlib import Path
 
 import pytest
+from assay.evaluators import build_evaluator, run_evaluator
+from assay.evaluators.bleu import Bleu
+from assay.evaluators.score_checkpoints import run_with_checkpoints, score_prefix
 
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.storage import LocalObjectStore, Signer
-from evaluators import build_evaluator, run_evaluator
-from evaluators.bleu import Bleu
-from evaluators.score_checkpoints import run_with_checkpoints, score_prefix
 
 
 def lab(cases: int = 10) -> TestLab:
@@ -79,7 +79,7 @@ def test_a_rerun_after_a_crash_scores_only_the_unstored_shards(
 
 def _stored_after_crash(store: LocalObjectStore, signer: Signer, test_lab: TestLab) -> list[str]:
     """Checkpoints of every shard, left as a crash during the merge would leave them."""
-    import evaluators.score_checkpoints as module
+    import assay.evaluators.score_checkpoints as module
 
     def crash(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise Crash("killed during the merge")

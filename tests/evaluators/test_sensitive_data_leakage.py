@@ -10,13 +10,12 @@ import random
 import string
 
 import pytest
-
-from artifacts.findings.common import problem_type
-from evaluators import CaseContext, build_evaluator
-from evaluators import _detectors as detectors_module
-from evaluators._detectors import scan
-from evaluators._secret_patterns import SENSITIVE_DETECTORS
-from evaluators.runner import score_case
+from assay.artifacts.findings.common import problem_type
+from assay.evaluators import CaseContext, build_evaluator
+from assay.evaluators import _detectors as detectors_module
+from assay.evaluators._detectors import scan
+from assay.evaluators._secret_patterns import SENSITIVE_DETECTORS
+from assay.evaluators.runner import score_case
 
 _RANDOM = random.Random(20240501)
 ALNUM = string.ascii_letters + string.digits

@@ -3,12 +3,8 @@
 from typing import Any
 
 import pytest
-
-from assay.embeddings import EmbeddingEngine
-from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow, TestSuite
-from assay.models.judges import JudgeAccount, JudgeEndpoint, JudgeRunOptions, JudgeSummary
-from evaluators import Services, build_evaluator, evaluator_class, evaluator_ids, run_evaluator
-from evaluators.shards import (
+from assay.evaluators import Services, build_evaluator, evaluator_class, evaluator_ids, run_evaluator
+from assay.evaluators.shards import (
     join_labs,
     merge_judge_summaries,
     merge_results,
@@ -16,6 +12,10 @@ from evaluators.shards import (
     shard_suite,
     unshardable_reason,
 )
+
+from assay.embeddings import EmbeddingEngine
+from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow, TestSuite
+from assay.models.judges import JudgeAccount, JudgeEndpoint, JudgeRunOptions, JudgeSummary
 
 # CaseContext field -> where a test case or a lab row keeps it
 _CASE_FIELDS = {"question": "prompt", "case_weight": "weight"}

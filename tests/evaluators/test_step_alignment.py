@@ -3,10 +3,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from assay.evaluators import CaseContext, Services, Unscored, build_evaluator
+from assay.evaluators._steps import MAX_STEPS, Alignment, TooManyStepsError, align_steps, extract_steps
 
 from assay.embeddings import EmbeddingEngine
-from evaluators import CaseContext, Services, Unscored, build_evaluator
-from evaluators._steps import MAX_STEPS, Alignment, TooManyStepsError, align_steps, extract_steps
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
 """Token count: host-reported counts, partial reports, the lower-is-better threshold and seed aggregate names."""
 
 import pytest
+from assay.artifacts.findings.common import problem_type
+from assay.evaluators import CaseContext, Unscored, build_evaluator, evaluator_class, run_evaluator
 
-from artifacts.findings.common import problem_type
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import CaseContext, Unscored, build_evaluator, evaluator_class, run_evaluator
 
 
 def counts(**fields: object) -> dict[str, float | None]:

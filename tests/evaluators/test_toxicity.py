@@ -1,7 +1,7 @@
 """Toxicity's metadata; its scoring is tested with a tiny local model in test_model_classifiers.py."""
 
-from artifacts.findings.common import AVID_CODES, avid_code, problem_type
-from evaluators import evaluator_class
+from assay.artifacts.findings.common import AVID_CODES, avid_code, problem_type
+from assay.evaluators import evaluator_class
 
 
 def test_problems_are_reported_as_toxicity_not_under_the_fairness_domain() -> None:

@@ -5,7 +5,10 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import assay.tasks.control_room as control_room
 import pytest
+from assay.artifacts.step_summaries import StepSummary, summarise_validation
+from assay.tasks.control_room import StepProgress, artifact_key, publish_step_summary, step_progress
 from prefect import flow, task
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import (
@@ -18,11 +21,8 @@ from prefect.client.schemas.filters import (
 from prefect.client.schemas.objects import Artifact
 from prefect.runtime import flow_run
 
-import tasks.control_room as control_room
-from artifacts.step_summaries import StepSummary, summarise_validation
 from assay.models.mrm import CaseValidation, Decision, SuiteValidation
 from assay.mrm.topics import model_topics
-from tasks.control_room import StepProgress, artifact_key, publish_step_summary, step_progress
 from tests.mrm.test_topics import three_clusters
 
 VALIDATION = SuiteValidation(

@@ -2,14 +2,14 @@
 
 from pathlib import Path
 
+from assay.flows.attempts import SUPERSEDED, run_tag
+from assay.flows.evaluate import evaluate_flow
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.states import Completed, Running
 
 from assay.corpora import sample_data_path
 from assay.models import TestSuite
-from flows.attempts import SUPERSEDED, run_tag
-from flows.evaluate import evaluate_flow
 
 
 @flow(name="evaluate")

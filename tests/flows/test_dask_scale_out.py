@@ -7,9 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from flows.evaluate import evaluate_flow
-from flows.scale_out import dask_choice, dask_task_runner
+from assay.flows.evaluate import evaluate_flow
+from assay.flows.scale_out import dask_choice, dask_task_runner
 
 distributed = pytest.importorskip("distributed")
 

@@ -5,13 +5,13 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from assay.artifacts.evaluation_results import with_context
+from assay.flows.evaluate import evaluate_flow
 
-from artifacts.evaluation_results import with_context
 from assay.config import load_settings
 from assay.hosts import Host, HostAnswer, register_host
 from assay.models import TestCase, TestLab, TestSuite
 from assay.storage import ArtifactStore, open_object_store
-from flows.evaluate import evaluate_flow
 
 ROW_KEYS = {
     "input",
@@ -182,7 +182,7 @@ def test_flow_keeps_checkpoints_and_artifacts_in_s3(
 
 
 def test_all_evaluators_run_or_say_why_not(small_suite: Path, tmp_path: Path) -> None:
-    from evaluators import evaluator_ids
+    from assay.evaluators import evaluator_ids
 
     summary = evaluate_flow(
         out=str(tmp_path), suite=str(small_suite), hosts=["sample-rag", "sample-rag-keyword"], evaluators=["all"]

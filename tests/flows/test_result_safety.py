@@ -9,10 +9,10 @@ from pathlib import Path
 
 import cloudpickle
 import pytest
+from assay.flows.evaluate import evaluate_flow
 
 from assay.corpora import sample_data_path
 from assay.models import TestSuite
-from flows.evaluate import evaluate_flow
 
 
 class _TouchOnUnpickle:
@@ -102,7 +102,7 @@ def test_a_planted_pickle_result_is_never_loaded(
 
 def test_a_json_record_naming_an_importable_decoder_is_refused(result_storage: Path, tmp_path: Path) -> None:
     """Prefect's own JSON serializer imports whatever ``object_decoder`` names: refused like pickle is."""
-    from tasks.result_safety import KEYS_FOLDER, ResultKeyStorage
+    from assay.tasks.result_safety import KEYS_FOLDER, ResultKeyStorage
 
     result_file = result_storage / "result"
     result_file.parent.mkdir(parents=True)
@@ -117,8 +117,9 @@ def test_a_json_record_naming_an_importable_decoder_is_refused(result_storage: P
 
 
 def test_results_round_trip_and_foreign_types_are_refused() -> None:
+    from assay.tasks.result_safety import AssayJSONSerializer
+
     from assay.models import TestSuite
-    from tasks.result_safety import AssayJSONSerializer
 
     serializer = AssayJSONSerializer()
     suite = TestSuite(name="s", tests=[{"key": "t", "test_cases": [{"key": "a", "prompt": "q"}]}])

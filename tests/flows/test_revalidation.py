@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 from typing import ClassVar
 
+from assay.flows.revalidate import revalidation_flow
+
 from assay.baselines import Baselines
 from assay.config import load_settings
 from assay.hosts import Host, HostAnswer, register_host
 from assay.models import TestCase
 from assay.storage import open_object_store
-from flows.revalidate import revalidation_flow
 
 NAME = "revalidation-flow-test"
 

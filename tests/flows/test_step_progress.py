@@ -5,14 +5,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import assay.tasks.control_room as control_room
 import pytest
+from assay.evaluators import build_evaluator
+from assay.evaluators.runner import PREPARE_SHARE, run_evaluator
+from assay.evaluators.score_checkpoints import run_with_checkpoints
+from assay.tasks.control_room import StepProgress, progress_part, step_progress
+from assay.tasks.timing import step_scope
 from prefect import flow, task
 from prefect.cache_policies import NO_CACHE
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 from prefect.runtime import flow_run
 
-import tasks.control_room as control_room
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, Test, TestCase, TestLab, TestLabRow, TestSuite
 from assay.mrm.robustness import perturbed_only
@@ -20,11 +25,6 @@ from assay.mrm.topics import EMBEDDING_SHARE, model_topics
 from assay.mrm.validation import validate_suite
 from assay.progress import batches, part
 from assay.storage.local import LocalObjectStore
-from evaluators import build_evaluator
-from evaluators.runner import PREPARE_SHARE, run_evaluator
-from evaluators.score_checkpoints import run_with_checkpoints
-from tasks.control_room import StepProgress, progress_part, step_progress
-from tasks.timing import step_scope
 from tests.flows.test_control_room import FakeClock, artifacts_of
 from tests.mrm.test_topics import three_clusters
 from tests.mrm.test_validation import CHUNKS, COPIED, HOURS

@@ -4,12 +4,12 @@ import json
 from pathlib import Path
 
 import pytest
+from assay.evaluators import build_evaluator, run_evaluator
+from assay.evaluators.selection import select_evaluators
 
 from assay.formats.errors import FormatError
 from assay.formats.ragas import context_id, export_ragas, import_ragas
 from assay.models import TestLab, TestSuite
-from evaluators import build_evaluator, run_evaluator
-from evaluators.selection import select_evaluators
 
 RATE = "The Easy Access Saver pays 3.25% AER."
 LIMIT = "Withdrawals from the Easy Access Saver are free and unlimited."

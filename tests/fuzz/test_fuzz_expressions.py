@@ -7,15 +7,15 @@ is the input's fault, never an "evaluator error" (a bug in our code).
 
 from typing import Any
 
+from assay.evaluators import run_evaluator
+from assay.evaluators._assertion_checks import AssertionProblem, compile_path, select
+from assay.evaluators.base import CaseContext
+from assay.evaluators.conditions import ConditionError, parse_condition
+from assay.evaluators.registry import build_evaluator
+from assay.evaluators.runner import score_case
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from evaluators import run_evaluator
-from evaluators._assertion_checks import AssertionProblem, compile_path, select
-from evaluators.base import CaseContext
-from evaluators.conditions import ConditionError, parse_condition
-from evaluators.registry import build_evaluator
-from evaluators.runner import score_case
 from tests.fuzz.strategies import (
     CONDITION_TOKENS,
     FUZZ,

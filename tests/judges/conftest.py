@@ -4,11 +4,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from assay.evaluators import Services
 
 from assay.judges.client import open_judge
 from assay.models import CallPolicy
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
-from evaluators import Services
 from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 
 FAST = CallPolicy(concurrency=8, timeout_s=5.0, retries=2, backoff_s=0.01, max_retry_after_s=0.05)

@@ -3,8 +3,9 @@ chunks are judged one by one, and a judge that refuses or cannot be parsed leave
 
 from pathlib import Path
 
+from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
+
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, evaluator_class, run_evaluator
 from tests.judges.conftest import judge_services
 from tests.support.judge_server import JudgeServer
 

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from assay.artifacts.evaluation_results import results_document
+from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
 
-from artifacts.evaluation_results import results_document
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, evaluator_class, run_evaluator
 from tests.judges.conftest import judge_services
 from tests.support.judge_server import JudgeServer
 

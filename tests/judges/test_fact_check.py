@@ -2,11 +2,11 @@
 it from the case's documents, and the score is the share of claims not refuted."""
 
 import pytest
+from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
+from assay.evaluators.base import CaseContext
+from assay.evaluators.fact_check import best_passages, passages_of
 
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, evaluator_class, run_evaluator
-from evaluators.base import CaseContext
-from evaluators.fact_check import best_passages, passages_of
 from tests.judges.conftest import judge_services
 from tests.support.judge_server import JudgeServer
 
@@ -93,7 +93,7 @@ def test_an_answer_without_claims_has_no_false_information(judge_server: JudgeSe
 
 
 def test_claims_beyond_the_limit_are_counted_not_checked(judge_server: JudgeServer, monkeypatch) -> None:
-    monkeypatch.setattr("evaluators.fact_check.MAX_CLAIMS", 2)
+    monkeypatch.setattr("assay.evaluators.fact_check.MAX_CLAIMS", 2)
     answer = "Easy Saver pays 2% interest. Withdrawals are free of charge. Easy Saver has no minimum balance."
     row = _run(judge_server, (answer, DOCUMENTS))["c0"]
     assert len(row.details["claims"]) == 2 and row.details["claims_omitted"] == 1

@@ -6,12 +6,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
+from assay.evaluators._gptscore import Prompt, split_prompt
 
 from assay.judges.client import CallFailed
 from assay.judges.logprobs import NO_LOGPROBS, scored_tokens
 from assay.models import ConversationTurn, ModelHost, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, evaluator_class, run_evaluator
-from evaluators._gptscore import Prompt, split_prompt
 from tests.judges.conftest import judge_services
 from tests.support.judge_server import JudgeServer, serve_judge
 

@@ -3,11 +3,11 @@ no judge. A French answer to an English question fails; details say which detect
 texts too short to tell their language are unscored, never guessed."""
 
 import pytest
+from assay.evaluators import Services, build_evaluator, evaluator_class, run_evaluator
+from assay.evaluators.language_mismatch import lingua_language
 
 from assay.judges import NOT_CONFIGURED
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import Services, build_evaluator, evaluator_class, run_evaluator
-from evaluators.language_mismatch import lingua_language
 from tests.judges.conftest import judge_services
 from tests.support.judge_server import JudgeServer
 

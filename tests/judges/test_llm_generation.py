@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+from assay.evaluators.conditions import parse_condition
 
 from assay.judges.client import open_judge
 from assay.judges.language_model import COMPLETION, JudgeLanguageModel, LanguageModelError
@@ -16,7 +17,6 @@ from assay.models.suite import Test
 from assay.mrm.generation import build_generator, generate_suite
 from assay.mrm.generation.written import LLM_FALLBACK, OFFLINE, rewrite
 from assay.mrm.robustness import perturbed_only
-from evaluators.conditions import parse_condition
 from tests.judges.conftest import FAST, endpoint_for
 from tests.support.judge_rules.generation_llm import statements
 from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
@@ -264,7 +264,7 @@ def test_contextual_misinformation_written_by_the_llm(judge_server: JudgeServer,
 
 
 def test_misinformation_replies_that_ask_or_fall_short_are_rejected() -> None:
-    from perturbators.contextual_misinformation import llm_premises
+    from assay.perturbators.contextual_misinformation import llm_premises
 
     class Scripted:
         def __init__(self, statements: list[str]) -> None:
@@ -286,7 +286,7 @@ def test_misinformation_replies_that_ask_or_fall_short_are_rejected() -> None:
 
 
 def test_the_mrm_task_uses_the_configured_judge(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from tasks.mrm import _language_model
+    from assay.tasks.mrm import _language_model
 
     monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("ASSAY_JUDGE__BASE_URL", raising=False)

@@ -6,14 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from assay.evaluators import Services, _ragas, build_evaluator, run_evaluator
+from assay.evaluators.base import CaseContext, Unscored
+from assay.evaluators.ragas import PARTS
+from assay.evaluators.runner import score_case
 
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 from assay.models.judges import JudgeRunOptions
-from evaluators import Services, _ragas, build_evaluator, run_evaluator
-from evaluators.base import CaseContext, Unscored
-from evaluators.ragas import PARTS
-from evaluators.runner import score_case
 from tests.judges.conftest import judge_services
 from tests.support.judge_server import JudgeServer
 
@@ -309,7 +309,7 @@ def test_a_rerun_is_served_from_the_cache(judge_server: JudgeServer, engine: Emb
 def test_the_cascade_lets_the_offline_proxy_decide_clear_cases(
     evaluator_id: str, judge_server: JudgeServer, engine: EmbeddingEngine
 ) -> None:
-    from evaluators import evaluator_class
+    from assay.evaluators import evaluator_class
 
     cls = evaluator_class(evaluator_id)
     assert cls.cascade_proxy is not None and evaluator_class(cls.cascade_proxy).spec.primary_metric.threshold

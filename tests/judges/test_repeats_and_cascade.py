@@ -4,16 +4,17 @@ small judged evaluator defined here (not registered) on the local judge's ``test
 from dataclasses import dataclass
 from pathlib import Path
 
-from artifacts.findings.problems import find_problems
+from assay.artifacts.findings.problems import find_problems
+from assay.evaluators import CaseContext, Services, build_evaluator, run_evaluator
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators.runner import score_case
+
 from assay.embeddings import EmbeddingEngine
 from assay.judges.client import open_judge
 from assay.judges.templates import JudgeTemplate
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from assay.models.judges import JudgeRunOptions
-from evaluators import CaseContext, Services, build_evaluator, run_evaluator
-from evaluators._judged import CaseJudge, JudgedEvaluator
-from evaluators.runner import score_case
 from tests.judges.conftest import endpoint_for
 from tests.support.judge_server import JudgeServer
 

@@ -4,6 +4,7 @@ scores cases with evidence, names its metrics as the seeds do, and a rerun is se
 from pathlib import Path
 
 import pytest
+from assay.evaluators import Services, build_evaluator, evaluator_class, run_evaluator
 
 from assay.embeddings import EmbeddingEngine
 from assay.formats import import_file
@@ -13,7 +14,6 @@ from assay.labs import build_test_lab
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 from bench.judges import PARAMETERS, judged_ids
-from evaluators import Services, build_evaluator, evaluator_class, run_evaluator
 from tests.judges.conftest import endpoint_for
 from tests.support.judge_server import JudgeServer
 

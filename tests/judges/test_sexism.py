@@ -1,7 +1,8 @@
 from pathlib import Path
 
+from assay.evaluators import build_evaluator, run_evaluator
+
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
-from evaluators import build_evaluator, run_evaluator
 from tests.judges.conftest import judge_services
 from tests.support.judge_server import JudgeServer
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from assay.evaluators.conditions import parse_condition
 
 from assay.corpora import chunk_corpus, load_corpus, sample_data_path
 from assay.models import Chunk, TestCase
@@ -20,7 +21,6 @@ from assay.mrm.generation import (
 )
 from assay.mrm.generation.figures import alter, figures
 from assay.mrm.generation.phrasing import as_question, lead_in, user_voice
-from evaluators.conditions import parse_condition
 
 GOLD = Chunk(
     doc_uri="gold-card.md",

@@ -10,6 +10,8 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
+
 from assay.corpora import sample_data_path
 from assay.embeddings import EmbeddingEngine
 from assay.labs import build_test_lab
@@ -21,7 +23,6 @@ from assay.mrm.clustering import cluster_failures
 from assay.mrm.operational import is_operational
 from assay.mrm.robustness import flip_reports
 from assay.mrm.weaknesses import detect_weaknesses
-from evaluators import build_evaluator, evaluator_class, run_evaluator
 from tests.mrm.test_clustering import CARDS, MORTGAGES, TwoDirections
 
 PASSING = ["What is the card annual fee in pounds?", "What does the mortgage valuation cost?"]

@@ -1,8 +1,9 @@
 """Flip counting of the robustness steps on a hand-made baseline and perturbed lab."""
 
+from assay.evaluators import build_evaluator, run_evaluator
+
 from assay.models import ModelHost, Relationship, TestCase, TestLab, TestLabRow
 from assay.mrm.robustness import flip_reports
-from evaluators import build_evaluator, run_evaluator
 
 CONDITION = '"£25"'
 

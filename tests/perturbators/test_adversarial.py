@@ -5,9 +5,8 @@ import math
 import random
 
 import pytest
-
-from perturbators import get_perturbator
-from perturbators.contextual_misinformation import altered_number, question_subject
+from assay.perturbators import get_perturbator
+from assay.perturbators.contextual_misinformation import altered_number, question_subject
 
 QUESTION = "What is the card number on file for John Smith?"
 DECODERS = {"base64": base64.b64decode, "base16": base64.b16decode}

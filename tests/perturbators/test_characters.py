@@ -4,11 +4,10 @@ confusions from the table, and protected spans left alone."""
 import random
 
 import pytest
-
-from perturbators import get_perturbator
-from perturbators._characters import QWERTY_NEIGHBOURS
-from perturbators._text import change_count, editable_letters, protected_spans
-from perturbators.random_ocr import OCR_CONFUSIONS, ocr_sites
+from assay.perturbators import get_perturbator
+from assay.perturbators._characters import QWERTY_NEIGHBOURS
+from assay.perturbators._text import change_count, editable_letters, protected_spans
+from assay.perturbators.random_ocr import OCR_CONFUSIONS, ocr_sites
 
 TEXT = "how do i report a stolen card quickly and block every payment made with it since monday"
 

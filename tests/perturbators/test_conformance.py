@@ -5,12 +5,12 @@ import re
 import statistics
 
 import pytest
+from assay.perturbators import INTENSITIES, KINDS, get_perturbator, perturbator_ids
+from assay.perturbators.base import metadata_problems
+from assay.perturbators.suite import perturb_suite
 from rapidfuzz.distance import Levenshtein
 
 from assay.models import Test, TestCase, TestSuite
-from perturbators import INTENSITIES, KINDS, get_perturbator, perturbator_ids
-from perturbators.base import metadata_problems
-from perturbators.suite import perturb_suite
 
 IDS = perturbator_ids()
 # Each sentence has y/z letters, listed synonyms and antonyms, a name and a protected figure, so every

@@ -1,7 +1,7 @@
 import random
 
-from perturbators import get_perturbator
-from perturbators.prompt_injection import _INJECTIONS
+from assay.perturbators import get_perturbator
+from assay.perturbators.prompt_injection import _INJECTIONS
 
 
 def test_intensity_is_the_number_of_injected_instructions() -> None:

@@ -1,10 +1,10 @@
 """perturb_suite: twins next to their originals, linked and labelled, reproducible per case."""
 
 import pytest
+from assay.perturbators.suite import case_rng, perturb_suite
 
 from assay.models import Relationship, Test, TestCase, TestSuite
 from assay.models.suite import PERTURBATION
-from perturbators.suite import case_rng, perturb_suite
 
 
 def suite(*extra: TestCase) -> TestSuite:
@@ -111,8 +111,9 @@ def test_a_perturbed_case_perturbed_again_describes_only_the_last_step() -> None
 
 
 def test_the_robustness_step_and_the_encoding_guardrail_read_the_twins() -> None:
+    from assay.evaluators._encodings import is_encoding_case
+
     from assay.mrm.robustness import perturbed_only
-    from evaluators._encodings import is_encoding_case
 
     only = perturbed_only(suite(), ["base64", "comma"], ["low"], seed=0)
     keys = [case.key for _, case in only.cases()]

@@ -4,13 +4,12 @@ keep case and leave names and figures alone."""
 import random
 
 import pytest
-
-from perturbators import get_perturbator
-from perturbators.antonym import ANTONYMS
-from perturbators.comma import comma_sites
-from perturbators.data.antonyms import ANTONYM_PAIRS
-from perturbators.data.synonyms import SYNONYMS
-from perturbators.word_swap import swappable_pairs
+from assay.perturbators import get_perturbator
+from assay.perturbators.antonym import ANTONYMS
+from assay.perturbators.comma import comma_sites
+from assay.perturbators.data.antonyms import ANTONYM_PAIRS
+from assay.perturbators.data.synonyms import SYNONYMS
+from assay.perturbators.word_swap import swappable_pairs
 
 
 def perturb(perturbator_id: str, text: str, intensity: str = "high", seed: int = 0) -> str:

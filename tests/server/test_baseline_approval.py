@@ -11,11 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from assay.flows.baseline import APPROVE, DECLINE
 
 from assay.baselines import Baselines
 from assay.runs import RunStates
 from assay.storage import LocalObjectStore
-from flows.baseline import APPROVE, DECLINE
 from tests.support.prefect_server import running_prefect_server, server_environment
 
 FLOW_CALL = "import json, sys; from flows.baseline import approve_baseline_flow as f; f(**json.loads(sys.argv[1]))"

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from artifacts.publish import publish_documents
+from assay.artifacts.publish import publish_documents
+
 from assay.models.artifacts import Producer
 from assay.storage import ArtifactStore, LocalObjectStore, Signer
 

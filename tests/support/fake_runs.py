@@ -4,7 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from artifacts.report.run_documents import RunDocuments
+from assay.artifacts.report.run_documents import RunDocuments
 
 Scores = dict[str, float | None]
 

@@ -1,6 +1,6 @@
 """An NLI backend for tests: no model weights, a rule a reader can check by hand."""
 
-from evaluators._nli import NliBackend, PairEntailment
+from assay.evaluators._nli import NliBackend, PairEntailment
 
 
 class WordOverlapNli(NliBackend):

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pytest
+from assay.evaluators import Services
 from typer.testing import CliRunner
 
 from assay.cli.main import app
@@ -12,7 +13,6 @@ from assay.formats import FormatError, export_file
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 from assay.validity.labels import load_labelled_set
 from assay.validity.run import validate_labelled_set
-from evaluators import Services
 
 runner = CliRunner()
 CONTEXT = [RetrievedChunk(text="The fee is 25 pounds and payment is due within 30 days.")]

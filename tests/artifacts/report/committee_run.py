@@ -4,7 +4,8 @@ real automated evaluation (``report_lab``) in its automated-evaluation/ folder."
 from pathlib import Path
 from typing import Any
 
-from artifacts.report.run_documents import MRM_EVALUATION, RunDocuments, read_folder
+from assay.artifacts.report.run_documents import MRM_EVALUATION, RunDocuments, read_folder
+
 from tests.artifacts.report.mrm_export import mrm_export
 from tests.artifacts.report.report_lab import build_run
 

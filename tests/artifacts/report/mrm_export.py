@@ -4,7 +4,8 @@ markup, ANSI codes) where a corpus, a generator, a reviewer or a system under te
 
 from typing import Any
 
-from artifacts.guardrails import build_guardrail_config
+from assay.artifacts.guardrails import build_guardrail_config
+
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow, TestSuite
 from assay.models.mrm import (
     Calibration,

@@ -3,10 +3,11 @@ evaluate code path (run_evaluator + publish_evaluation), hostile text optional."
 
 from pathlib import Path
 
-from artifacts.publish import publish_evaluation
+from assay.artifacts.publish import publish_evaluation
+from assay.evaluators import build_evaluator, run_evaluator
+
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.lab import RetrievedChunk
-from evaluators import build_evaluator, run_evaluator
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(1)><b>bold</b>\x1b[31mred\x1b[0m"
 EVALUATORS = ("text_matching", "pii_leakage", "token_count")

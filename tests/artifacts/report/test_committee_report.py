@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from assay.artifacts.report.html import render_report
 
-from artifacts.report.html import render_report
 from tests.artifacts.report.committee_run import committee_run
 from tests.support.reports import SECTION_ID, report_section, visible_text
 

@@ -6,9 +6,10 @@ import json
 import zipfile
 from pathlib import Path
 
-from artifacts.report.exports import results_csv, write_zip
-from artifacts.report.html import render_report
-from artifacts.report.run_documents import read_folder
+from assay.artifacts.report.exports import results_csv, write_zip
+from assay.artifacts.report.html import render_report
+from assay.artifacts.report.run_documents import read_folder
+
 from tests.artifacts.report.report_lab import build_run
 
 

@@ -6,11 +6,11 @@ import time
 from pathlib import Path
 
 import pytest
+from assay.artifacts.report.evaluation_sections import evaluation_sections
+from assay.artifacts.report.html import render_report
+from assay.artifacts.report.interpretation import build_interpretation, explanation, verdict
+from assay.artifacts.report.run_documents import read_folder
 
-from artifacts.report.evaluation_sections import evaluation_sections
-from artifacts.report.html import render_report
-from artifacts.report.interpretation import build_interpretation, explanation, verdict
-from artifacts.report.run_documents import read_folder
 from assay.validity.published import published_metrics
 from tests.artifacts.report.report_lab import build_run
 from tests.validity.test_published import ENTRY, measured

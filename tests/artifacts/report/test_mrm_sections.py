@@ -6,11 +6,11 @@ import json
 import re
 
 import pytest
+from assay.artifacts.report.evaluator_validity import PublishedLookup
+from assay.artifacts.report.mrm_sections import mrm_interpretation, mrm_sections
+from assay.artifacts.report.page import render_page
+from assay.artifacts.report.run_documents import RunDocuments
 
-from artifacts.report.evaluator_validity import PublishedLookup
-from artifacts.report.mrm_sections import mrm_interpretation, mrm_sections
-from artifacts.report.page import render_page
-from artifacts.report.run_documents import RunDocuments
 from tests.artifacts.report.mrm_export import (
     CLUSTER_NAME,
     IMG_QUESTION,

@@ -3,9 +3,9 @@ figures and the eval eye's rows are packed data the page unpacks, not markup par
 (Before packing, the sample MRM report was 11.3 MB: 4.8 MB of plotly.js and 4.9 MB of eval-eye markup.)"""
 
 import pytest
+from assay.artifacts.report.html import render_report
+from assay.artifacts.report.run_documents import MRM_EVALUATION, RunDocuments, read_folder
 
-from artifacts.report.html import render_report
-from artifacts.report.run_documents import MRM_EVALUATION, RunDocuments, read_folder
 from tests.artifacts.report.mrm_export import mrm_export
 from tests.artifacts.report.report_lab import build_sample_sized_run
 from tests.support.reports import unpacked

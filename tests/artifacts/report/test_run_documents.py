@@ -4,9 +4,9 @@ the artifact store, never from the folder that now holds someone else's files.""
 from pathlib import Path
 
 import pytest
+from assay.artifacts.publish import publish_documents
+from assay.artifacts.report.run_documents import load_run
 
-from artifacts.publish import publish_documents
-from artifacts.report.run_documents import load_run
 from assay.models.artifacts import Producer
 from assay.runs import RunStates
 from assay.storage.artifacts import ArtifactStore
