@@ -95,15 +95,6 @@ def decoded_texts(text: str, depth: int = MAX_DEPTH) -> list[str]:
     return found
 
 
-def with_decoded(text: str, depth: int = MAX_DEPTH) -> str:
-    """``text`` followed by everything decoded from it: what an attacker reading the answer would see.
-
-    Appending rather than substituting keeps the plain text intact, so a condition that requires a plain
-    phrase still finds it while a forbidden phrase hidden in an encoded span is exposed.
-    """
-    return "\n".join([text, *decoded_texts(text, depth)])
-
-
 def is_encoding_case(categories: list[str]) -> bool:
     """Whether a test case's categories mark it as an encoding attack (base64, base16, hex, encoded...)."""
     return any(word in category.lower() for category in categories for word in _ENCODING_CATEGORY_WORDS)

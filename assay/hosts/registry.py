@@ -76,11 +76,6 @@ def _load_builtin(host_type: str) -> type[Host]:
     return register_host(cls)
 
 
-def builtin_host_classes() -> list[type[Host]]:
-    """Every built-in host class, loaded and validated."""
-    return [host_class(host_type) for host_type in BUILTIN_HOSTS]
-
-
 _DEFAULT_NAMES = {
     "sample-rag": "Sample RAG (embedding retrieval)",
     "sample-rag-keyword": "Sample RAG (keyword retrieval)",

@@ -6,7 +6,7 @@ fit, and draw more only for metrics whose threshold is still uncertain (its boot
 """
 
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -15,8 +15,6 @@ from assay.models.evaluation import EvaluationResult, MetricMeta
 from assay.models.mrm import Calibration, MetricCalibration, ReviewItem, ReviewLabel
 from assay.mrm.operational import quality_results
 from assay.validity.agreement import reviewer_agreement
-
-LabelFn = Callable[[list[ReviewItem]], list[ReviewLabel]]
 
 
 def sample_for_review(
@@ -243,56 +241,3 @@ def _best_cuts(
     best = np.isclose(agreement, agreement.max(axis=1, keepdims=True))
     distance = np.where(best, np.abs(candidates - anchor)[None, :], np.inf)
     return candidates[np.argmin(distance, axis=1)]
-
-
-def calibrate_until_stable(
-    lab: TestLab,
-    results: Sequence[EvaluationResult],
-    label_fn: LabelFn,
-    *,
-    max_rounds: int = 3,
-    per_metric: int = 8,
-    seed: int = 0,
-    min_labels: int = 6,
-    bootstrap: int = 500,
-    max_interval_width: float = 0.1,
-) -> Calibration:
-    """Sample, label through ``label_fn``, fit; then draw ``per_metric`` new cases, centred on the current
-    estimate, for the metrics not yet stable and refit on everything labelled so far, until all are stable,
-    the sample runs dry or ``max_rounds`` fits were made. ``rounds``: how many fits it took (0: nothing to
-    label)."""
-    items: list[ReviewItem] = []
-    labels: list[ReviewLabel] = []
-    unstable: set[tuple[str, str]] | None = None
-    around: dict[tuple[str, str], float] = {}
-    calibration = fit_thresholds([], [], results).model_copy(update={"rounds": 0})
-    for round_index in range(max_rounds):
-        fresh = sample_for_review(
-            lab,
-            results,
-            per_metric=per_metric,
-            seed=seed + round_index,
-            exclude={item.item_id for item in items},
-            around=around,
-        )
-        if unstable is not None:
-            fresh = [item for item in fresh if (item.evaluator_id, item.metric) in unstable]
-        if not fresh:
-            break
-        items.extend(fresh)
-        labels.extend(label_fn(fresh))
-        calibration = fit_thresholds(
-            items,
-            labels,
-            results,
-            min_labels=min_labels,
-            bootstrap=bootstrap,
-            seed=seed,
-            max_interval_width=max_interval_width,
-        ).model_copy(update={"rounds": round_index + 1})
-        unstable = {(m.evaluator_id, m.metric) for m in calibration.metrics if not m.stable}
-        around = {(m.evaluator_id, m.metric): m.calibrated_threshold for m in calibration.metrics}
-        around = {key: value for key, value in around.items() if value is not None}
-        if not unstable:
-            break
-    return calibration

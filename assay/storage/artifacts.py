@@ -65,7 +65,7 @@ class ArtifactStore:
     def describe(self) -> str:
         return f"{self.store.describe()}/{self.root}"
 
-    def _key(self, name: str, version: int, filename: str) -> str:
+    def object_key(self, name: str, version: int, filename: str) -> str:
         return f"{self.root}/{name}/{version_dir(version)}/{filename}"
 
     def put(
@@ -110,7 +110,7 @@ class ArtifactStore:
             versions = self._versions_of(name)
             version = max(tried + 1, max(versions, default=0) + 1)
             tried = version
-            content_key = self._key(name, version, filename)
+            content_key = self.object_key(name, version, filename)
             try:
                 self.store.put(content_key, data, content_type=content_type)
             except ObjectExistsError:
@@ -121,7 +121,7 @@ class ArtifactStore:
             manifest_bytes = manifest.model_dump_json(indent=2).encode("utf-8")
             try:
                 self.store.put(
-                    self._key(name, version, MANIFEST_FILENAME), manifest_bytes, content_type="application/json"
+                    self.object_key(name, version, MANIFEST_FILENAME), manifest_bytes, content_type="application/json"
                 )
             except ObjectExistsError:
                 # A writer with another filename committed this version first. The content object is ours
@@ -138,7 +138,8 @@ class ArtifactStore:
         for previous in reversed(committed_versions(versions)):
             if previous < version:
                 try:
-                    raw = self.store.get(self._key(name, previous, MANIFEST_FILENAME), max_bytes=MAX_MANIFEST_BYTES)
+                    key = self.object_key(name, previous, MANIFEST_FILENAME)
+                    raw = self.store.get(key, max_bytes=MAX_MANIFEST_BYTES)
                 except ObjectNotFoundError:
                     continue
                 return {"previous_version": previous, "previous_manifest_sha256": hashlib.sha256(raw).hexdigest()}
@@ -151,8 +152,8 @@ class ArtifactStore:
         if not committed:
             return None
         try:
-            latest, manifest_bytes = self._read_manifest_bytes(draft.name, committed[-1])
-            data = read_content(self.store, self._key(draft.name, latest.version, latest.filename), latest)
+            latest, manifest_bytes = self.read_manifest_bytes(draft.name, committed[-1])
+            data = read_content(self.store, self.object_key(draft.name, latest.version, latest.filename), latest)
         except StorageError:
             return None
         same_fields = ("producer", "sha256", "size", "filename", "content_type", "metadata")
@@ -223,8 +224,8 @@ class ArtifactStore:
             raise ArtifactNotFoundError(
                 f"no version {version} of artifact {name!r} in {self.describe()}; available: {available}"
             )
-        manifest, manifest_bytes = self._read_manifest_bytes(name, version)
-        key = self._key(name, manifest.version, manifest.filename)
+        manifest, manifest_bytes = self.read_manifest_bytes(name, version)
+        key = self.object_key(name, manifest.version, manifest.filename)
         try:
             data = read_content(self.store, key, manifest)
         except ObjectNotFoundError as error:
@@ -284,10 +285,10 @@ class ArtifactStore:
         return verify_artifacts(self, validate_prefix(prefix))
 
     def _read_manifest(self, name: str, version: int) -> ArtifactManifest:
-        return self._read_manifest_bytes(name, version)[0]
+        return self.read_manifest_bytes(name, version)[0]
 
-    def _read_manifest_bytes(self, name: str, version: int) -> tuple[ArtifactManifest, bytes]:
-        key = self._key(name, version, MANIFEST_FILENAME)
+    def read_manifest_bytes(self, name: str, version: int) -> tuple[ArtifactManifest, bytes]:
+        key = self.object_key(name, version, MANIFEST_FILENAME)
         try:
             raw = self.store.get(key, max_bytes=MAX_MANIFEST_BYTES)
             manifest = ArtifactManifest.model_validate_json(raw)

@@ -9,7 +9,7 @@ journaling it). What cannot be checked, for want of a key, a journal or an ancho
 
 import hashlib
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from assay.models.artifacts import (
     ArtifactManifest,
@@ -18,7 +18,9 @@ from assay.models.artifacts import (
     VerificationProblem,
     VerificationReport,
 )
+from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError, ObjectTooLargeError, StorageError, UnsafeObjectError
+from assay.storage.journal import Journal
 from assay.storage.layout import (
     MANIFEST_FILENAME,
     MAX_MANIFEST_BYTES,
@@ -30,12 +32,28 @@ from assay.storage.layout import (
     read_content,
 )
 from assay.storage.run_state_check import check_run_states
-
-if TYPE_CHECKING:  # the store calls in here, so importing it at run time would be circular
-    from assay.storage.artifacts import ArtifactStore
+from assay.storage.signing import Signer
 
 
-def verify_artifacts(artifacts: "ArtifactStore", prefix: str) -> VerificationReport:
+class StoredVersions(Protocol):
+    """What verification reads of an artifact store (``ArtifactStore`` is one): declared here so that the
+    store can call in without the two modules importing each other."""
+
+    store: ObjectStore
+    root: str
+    signer: Signer | None
+    journal: Journal
+
+    def describe(self) -> str: ...
+
+    def journal_in_use(self) -> bool: ...
+
+    def object_key(self, name: str, version: int, filename: str) -> str: ...
+
+    def read_manifest_bytes(self, name: str, version: int) -> tuple[ArtifactManifest, bytes]: ...
+
+
+def verify_artifacts(artifacts: StoredVersions, prefix: str) -> VerificationReport:
     """Check every version under ``prefix``, the whole journal, what else the store holds there and the
     signed run states; see the module docstring."""
     journal = artifacts.journal
@@ -86,7 +104,7 @@ def _foreign_issues(base: str, keys: list[str], foreign: dict[str, str]) -> list
     return issues
 
 
-def _limitations(artifacts: "ArtifactStore", *, journaled: bool) -> list[str]:
+def _limitations(artifacts: StoredVersions, *, journaled: bool) -> list[str]:
     signer = artifacts.signer
     notes = []
     if signer is None:
@@ -113,7 +131,7 @@ def _limitations(artifacts: "ArtifactStore", *, journaled: bool) -> list[str]:
 
 
 def _version_issues(
-    artifacts: "ArtifactStore",
+    artifacts: StoredVersions,
     name: str,
     version: int,
     filenames: set[str],
@@ -127,16 +145,17 @@ def _version_issues(
 
     if MANIFEST_FILENAME not in filenames:
         found = ", ".join(sorted(filenames))
-        return [issue("missing_manifest", f"{artifacts._key(name, version, '')} holds only: {found}")]
+        return [issue("missing_manifest", f"{artifacts.object_key(name, version, '')} holds only: {found}")]
     try:
-        manifest, manifest_bytes = artifacts._read_manifest_bytes(name, version)
+        manifest, manifest_bytes = artifacts.read_manifest_bytes(name, version)
     except StorageError as error:
         return [issue("unreadable_manifest", str(error))]
+    stray = "{} is neither the content nor the manifest"
     issues = [
-        issue("unexpected_file", f"{artifacts._key(name, version, extra)} is neither the content nor the manifest")
+        issue("unexpected_file", stray.format(artifacts.object_key(name, version, extra)))
         for extra in sorted(filenames - {MANIFEST_FILENAME, manifest.filename})
     ]
-    key = artifacts._key(name, version, manifest.filename)
+    key = artifacts.object_key(name, version, manifest.filename)
     try:
         problem = content_problem(manifest, read_content(artifacts.store, key, manifest))
     except ObjectNotFoundError:
@@ -169,11 +188,11 @@ def _version_issues(
     return issues
 
 
-def _chain_problem(artifacts: "ArtifactStore", manifest: ArtifactManifest) -> str | None:
+def _chain_problem(artifacts: StoredVersions, manifest: ArtifactManifest) -> str | None:
     previous = manifest.previous_version
     if previous is None:
         return None
-    key = artifacts._key(manifest.name, previous, MANIFEST_FILENAME)
+    key = artifacts.object_key(manifest.name, previous, MANIFEST_FILENAME)
     try:
         digest = hashlib.sha256(artifacts.store.get(key, max_bytes=MAX_MANIFEST_BYTES)).hexdigest()
     except ObjectNotFoundError:

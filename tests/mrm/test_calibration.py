@@ -7,7 +7,8 @@ import pytest
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec, MetricMeta
 from assay.models.mrm import ReviewItem, ReviewLabel
-from assay.mrm.calibration import calibrate_until_stable, fit_thresholds, sample_for_review
+from assay.mrm.calibration import fit_thresholds, sample_for_review
+from tests.support.calibration_rounds import calibrate_until_stable
 
 
 def result(

@@ -18,12 +18,12 @@ from assay.labs import build_test_lab
 from assay.models import ModelHost, Relationship, Test, TestCase, TestLab, TestLabRow, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import ReviewLabel
-from assay.mrm.calibration import calibrate_until_stable
 from assay.mrm.clustering import cluster_failures
 from assay.mrm.operational import is_operational
 from assay.mrm.robustness import flip_reports
 from assay.mrm.weaknesses import detect_weaknesses
 from tests.mrm.test_clustering import CARDS, MORTGAGES, TwoDirections
+from tests.support.calibration_rounds import calibrate_until_stable
 
 PASSING = ["What is the card annual fee in pounds?", "What does the mortgage valuation cost?"]
 
