@@ -19,8 +19,8 @@ from assay.models.artifacts import Producer
 from assay.models.evaluation import EvaluationResult
 from assay.models.findings import Findings
 from assay.redaction import redact_data
-from assay.runs import RUN_FILE
 from assay.storage.artifacts import ArtifactStore
+from assay.storage.runs import RUN_FILE
 
 _TEXT_TYPES = {".md": "text/markdown", ".html": "text/html"}
 

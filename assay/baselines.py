@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from assay.models.revalidation import BaselineApproval
-from assay.runs import RunRecord, RunStates
 from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError
+from assay.storage.runs import RunRecord, RunStates
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 

@@ -14,9 +14,9 @@ from assay.hosts import Host, HostAnswer, register_host
 from assay.labs import build_test_lab, checkpoint_prefix, load_checkpoint
 from assay.models import ModelHost, Test, TestCase, TestSuite
 from assay.models.artifacts import VerificationReport
-from assay.runs import RunStates, state_key
 from assay.storage import ArtifactStore, LocalObjectStore, ObjectStore, Signer, StorageError
 from assay.storage.anchor import HeadAnchor
+from assay.storage.runs import RunStates, state_key
 from tests.storage.test_tampering import key as _key
 from tests.storage.test_tampering import rehash as _rehash
 from tests.storage.test_tampering import rewrite_manifest as _manifest

@@ -19,7 +19,7 @@ from assay.deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, Deploym
 
 from assay.config import load_settings
 from assay.prefect_env import configure_prefect, connect_prefect
-from assay.runs import RUN_ID_PLACEHOLDER
+from assay.storage.runs import RUN_ID_PLACEHOLDER
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

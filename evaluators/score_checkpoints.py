@@ -25,9 +25,9 @@ from pydantic import ValidationError
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 from assay.progress import Progress, part, report
-from assay.runs import fingerprint
 from assay.storage.base import ObjectStore
 from assay.storage.checkpoints import check_checkpoint, parse_checkpoint, put_checkpoint
+from assay.storage.runs import fingerprint
 from assay.storage.signing import Signer
 
 SCORE_SHARD_SIZE = 500

@@ -15,18 +15,14 @@ from prefect.utilities.annotations import quote
 
 from assay.config import load_settings
 from assay.formats import import_file
-from assay.hosts import default_host_config
+from assay.hosts import files as host_files
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
-from assay.runs import RunStates, export_folder, fingerprint
 from assay.storage.factory import open_object_store, open_signer
+from assay.storage.runs import RunStates, export_folder, fingerprint
 
 DEFAULT_EVALUATORS = ["answer_semantic_similarity", "text_matching"]
-
-
-def _host_config(host: str | dict[str, Any]) -> ModelHost:
-    return default_host_config(host) if isinstance(host, str) else ModelHost.model_validate(host)
 
 
 @flow(name="evaluate", log_prints=True, persist_result=False)
@@ -187,9 +183,9 @@ def _read_inputs(
         test_suite = import_file(Path(suite), suite_format)
         if not isinstance(test_suite, TestSuite):
             raise ValueError(f"{suite} holds a test lab; pass it as 'lab'")
-        host_configs = [_host_config(host) for host in hosts or ["sample-rag"]]
-        dumps = [host.model_dump(mode="json") for host in host_configs]
-        return test_suite, host_configs, fingerprint(test_suite.model_dump(mode="json"), dumps)
+        configs = host_files.host_configs(hosts)
+        dumps = [host.model_dump(mode="json") for host in configs]
+        return test_suite, configs, fingerprint(test_suite.model_dump(mode="json"), dumps)
     test_lab = import_file(Path(str(lab)), lab_format)
     if not isinstance(test_lab, TestLab):
         raise ValueError(f"{lab} holds a test suite without answers; pass it as 'suite'")

@@ -21,29 +21,14 @@ from prefect.utilities.annotations import quote
 
 from assay.config import load_settings
 from assay.corpora import sample_data_path
-from assay.hosts import default_host_config
+from assay.hosts.files import host_configs
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import EvaluationResult
 from assay.models.workflow import MrmParameters
 from assay.mrm.approvals import DecisionStore, load_approvals
-from assay.runs import RunRecord, RunStates, StepTimings, export_folder, fingerprint, folder_fingerprint
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.factory import open_object_store, open_signer
-
-
-def host_configs(hosts: list[str | dict[str, Any]] | None) -> list[ModelHost]:
-    """Host type names, host files (.json/.toml) or host configurations, as the flow's parameter gives them."""
-    from assay.cli.inputs import host_file
-
-    configs = []
-    for host in hosts or ["sample-rag"]:
-        if isinstance(host, dict):
-            configs.append(ModelHost.model_validate(host))
-        elif host.lower().endswith((".json", ".toml")):
-            configs.append(host_file(Path(host), "hosts"))
-        else:
-            configs.append(default_host_config(host))
-    return configs
+from assay.storage.runs import RunRecord, RunStates, StepTimings, export_folder, fingerprint, folder_fingerprint
 
 
 @dataclass

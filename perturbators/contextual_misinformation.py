@@ -18,8 +18,8 @@ from assay.perturbators.base import Perturbator, check_intensity
 from assay.perturbators.registry import register
 
 if TYPE_CHECKING:
+    from assay.generation.base import LanguageModel
     from assay.models.suite import TestSuite
-    from assay.mrm.generation.base import LanguageModel
 
 # The subject: from the first determiner to the end of its phrase, at most _SUBJECT_WORDS words.
 _DETERMINER = re.compile(r"\b(?:the|a|an|my|your|our|their|this|that)\s+[^\W\d_]", re.IGNORECASE)
@@ -136,7 +136,7 @@ _MAX_STATEMENT_WORDS = 60
 def llm_premises(questions: Sequence[str], amount: int, llm: "LanguageModel") -> list[tuple[str | None, str | None]]:
     """(false context, None) per question, written by ``llm`` as ``amount`` statements, or (None, why the
     reply cannot be used): not JSON for the template, too few statements, a question or an answer in them."""
-    from assay.mrm.generation.written import complete_all, json_prompt
+    from assay.generation.written import complete_all, json_prompt
 
     asked = [json_prompt(PREMISE_TEMPLATE, {"question": question.strip(), "count": amount}) for question in questions]
     if not asked:
@@ -146,7 +146,7 @@ def llm_premises(questions: Sequence[str], amount: int, llm: "LanguageModel") ->
 
 
 def _premise(reply: "str | Exception", question: str, amount: int) -> tuple[str | None, str | None]:
-    from assay.mrm.generation.written import read_json
+    from assay.generation.written import read_json
 
     data, problem = read_json(reply, PREMISE_TEMPLATE)
     if data is None:
@@ -170,7 +170,7 @@ def with_llm_premises(suite: "TestSuite", llm: "LanguageModel", intensity: str) 
     """``suite`` (as ``perturbators.suite.perturb_suite`` returns it: originals and their twins) with each
     contextual-misinformation twin's false context written by ``llm`` in front of the original question;
     a twin whose reply is unusable keeps its offline context. Every twin is marked with who wrote it."""
-    from assay.mrm.generation.written import LLM_FALLBACK, OFFLINE, marked, written_by_llm
+    from assay.generation.written import LLM_FALLBACK, OFFLINE, marked, written_by_llm
 
     amount = int(ContextualMisinformation.amounts[check_intensity(intensity)])
     originals = {case.key: case for _, case in suite.cases()}

@@ -77,7 +77,7 @@ def generate(
     seed: int,
     run_id: str,
 ) -> TestSuite:
-    from assay.mrm.generation import generate_suite
+    from assay.generation import generate_suite
 
     keep = {topic.id for topic in topic_model.topics} - set(excluded)
     with library_time():

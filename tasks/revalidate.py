@@ -20,8 +20,8 @@ from assay.config import load_settings
 from assay.models.artifacts import Producer
 from assay.models.gates import FailOn, Gate
 from assay.models.revalidation import BaselineApproval
-from assay.runs import RunStates
 from assay.storage.factory import open_artifact_store, open_object_store
+from assay.storage.runs import RunStates
 
 
 @task(name="check-gates", cache_policy=NO_CACHE, persist_result=False)

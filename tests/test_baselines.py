@@ -5,8 +5,8 @@ import pytest
 from typer.testing import CliRunner
 
 from assay.baselines import Baselines, pinned
-from assay.runs import RunStates
 from assay.storage.local import LocalObjectStore
+from assay.storage.runs import RunStates
 
 
 @pytest.fixture

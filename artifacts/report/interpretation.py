@@ -13,7 +13,7 @@ from assay.artifacts.report.headline import primary_metric_headline
 from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.models.evaluation import on_good_side
-from assay.runs import RUN_FILE
+from assay.storage.runs import RUN_FILE
 from assay.validity.published import published_metrics
 
 SCHEMA_VERSION = 1

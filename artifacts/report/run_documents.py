@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from assay.runs import RUN_FILE, RunStates
 from assay.storage.artifacts import ArtifactStore
+from assay.storage.runs import RUN_FILE, RunStates
 
 RunKind = Literal["evaluation", "mrm"]
 MRM_EVALUATION = "automated-evaluation"

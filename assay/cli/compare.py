@@ -156,8 +156,8 @@ def _load(reference: str) -> "RunDocuments":
     if Path(reference).is_dir():
         return load_run(reference)
     from assay.config import load_settings
-    from assay.runs import RunStates
     from assay.storage.factory import open_artifact_store, open_object_store
+    from assay.storage.runs import RunStates
 
     settings = load_settings()
     return load_run(reference, runs=RunStates(open_object_store(settings)), store=open_artifact_store(settings))

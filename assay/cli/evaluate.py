@@ -153,7 +153,9 @@ def evaluate(
             raise ValueError("give either --suite or --lab, not both")
         if lab is not None and host:
             raise ValueError("--host is for --suite; a --lab already holds its answers")
-        hosts = inputs.hosts(host or ["sample-rag"]) if suite is not None else []
+        from assay.hosts.files import DEFAULT_HOSTS
+
+        hosts = inputs.hosts(host or list(DEFAULT_HOSTS)) if suite is not None else []
         evaluator_ids = inputs.evaluator_ids(evaluators)
         gates = validated_gates(gate or [], evaluator_ids)  # first: reading a suite or lab can take minutes
         evaluator_parameters = inputs.evaluator_parameters(evaluators_config, param or [], evaluator_ids)

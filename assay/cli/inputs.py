@@ -61,9 +61,10 @@ def hosts(values: list[str]) -> list[str | dict[str, Any]]:
 
 def _host(value: str) -> str | dict[str, Any]:
     from assay.hosts import default_host_config, host_class
+    from assay.hosts.files import is_host_file
     from assay.hosts.registry import checked_host_config
 
-    if not value.lower().endswith((".json", ".toml")):
+    if not is_host_file(value):
         host_class(value)
         try:
             checked_host_config(default_host_config(value))
@@ -74,36 +75,16 @@ def _host(value: str) -> str | dict[str, Any]:
 
 
 def _json_or_toml(path: Path) -> Any:
-    import tomllib
+    from assay.hosts.files import json_or_toml
 
-    from assay.formats.errors import load_json, read_text
-
-    if path.suffix.lower() == ".toml":
-        try:
-            return tomllib.loads(read_text(path))
-        except tomllib.TOMLDecodeError as error:
-            raise ValueError(f"{path}: not valid TOML: {error}") from None
-    return load_json(path)
+    return json_or_toml(path)
 
 
 def host_file(path: Path, option: str) -> ModelHost:
-    """The ``ModelHost`` in a ``.json`` or ``.toml`` file, its settings checked by building the host once;
-    errors name the file and the field."""
-    from assay.calls.network import check_url
-    from assay.formats.errors import validate
-    from assay.hosts import create_host, host_class
-    from assay.hosts.registry import checked_host_config
+    """The ``ModelHost`` in a ``.json`` or ``.toml`` file given as ``option`` (``read_host_file``)."""
+    from assay.hosts.files import read_host_file
 
-    path = input_file(path, option)
-    config = validate(ModelHost, _json_or_toml(path), path)
-    try:
-        host_class(config.type)
-        config = checked_host_config(config)
-        create_host(config)
-        check_url(config.url, "url")
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from None
-    return config
+    return read_host_file(input_file(path, option))
 
 
 def judge_file(path: Path) -> dict[str, Any]:

@@ -68,7 +68,9 @@ def run(
     """Run the MRM workflow and print each step's outcome and time."""
     with user_errors():
         inputs.interactive_review_possible(interactive)
-        hosts = inputs.hosts(host or ["sample-rag"])
+        from assay.hosts.files import DEFAULT_HOSTS
+
+        hosts = inputs.hosts(host or list(DEFAULT_HOSTS))
         if corpus is not None:
             inputs.corpus_folder(corpus)
         if approvals is not None:

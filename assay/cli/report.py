@@ -19,8 +19,8 @@ def _load(reference: str):  # type: ignore[no-untyped-def]
     """The run's documents: its folder, or by run id its export folder or the artifact store."""
     from assay.artifacts.report.run_documents import load_run
     from assay.config import load_settings
-    from assay.runs import RunStates
     from assay.storage.factory import open_artifact_store, open_object_store
+    from assay.storage.runs import RunStates
 
     if Path(reference).is_dir():
         return load_run(reference)

@@ -1,10 +1,10 @@
 """MRM step 2, test generation: offline question generators (extractive and template based) and the
 suite builder. Importing the package registers every generator."""
 
-from assay.mrm.generation import adversarial, factual, procedure, reasoning
-from assay.mrm.generation.base import GeneratorSpec, LanguageModel, QuestionGenerator
-from assay.mrm.generation.registry import build_generator, generator_class, generator_ids, register
-from assay.mrm.generation.suite import generate_suite
+from assay.generation import adversarial, factual, procedure, reasoning
+from assay.generation.base import GeneratorSpec, LanguageModel, QuestionGenerator
+from assay.generation.registry import build_generator, generator_class, generator_ids, register
+from assay.generation.suite import generate_suite
 
 __all__ = [
     "GeneratorSpec",

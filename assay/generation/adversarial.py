@@ -8,14 +8,14 @@ from dataclasses import dataclass
 
 import regex
 
+from assay.generation.base import GeneratorSpec, QuestionGenerator, pick, requires
+from assay.generation.facts import MEASURE_HEADS, Fact, altered, head
+from assay.generation.factual import FIGURE_KINDS
+from assay.generation.figures import alter
+from assay.generation.phrasing import as_question, is_or_are, lower_first, strip_end
+from assay.generation.registry import register
+from assay.generation.text import parse
 from assay.models import Chunk, TestCase
-from assay.mrm.generation.base import GeneratorSpec, QuestionGenerator, pick, requires
-from assay.mrm.generation.facts import MEASURE_HEADS, Fact, altered, head
-from assay.mrm.generation.factual import FIGURE_KINDS
-from assay.mrm.generation.figures import alter
-from assay.mrm.generation.phrasing import as_question, is_or_are, lower_first, strip_end
-from assay.mrm.generation.registry import register
-from assay.mrm.generation.text import parse
 
 MAX_OPTIONS = 4
 _VAGUE = {"duration": "How long is it", "money": "How much is it", "percent": "What is the rate"}

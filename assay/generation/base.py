@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, TypeVar
 
+from assay.generation.extraction import facts_of
+from assay.generation.facts import Fact
+from assay.generation.text import name_words, organisation, parse
 from assay.models import Chunk, TestCase
-from assay.mrm.generation.extraction import facts_of
-from assay.mrm.generation.facts import Fact
-from assay.mrm.generation.text import name_words, organisation, parse
 
 GENERATED = "generated"
 T = TypeVar("T")
@@ -52,7 +52,7 @@ class QuestionGenerator(ABC):
         """The cases of ``generate``, rewritten by ``llm`` from their source chunks when the generator has one
         (offline where the model fails), each marked with who wrote it (``generation.written``). A generator
         that needs the LLM wrote its cases with it already."""
-        from assay.mrm.generation.written import OFFLINE, marked, write_cases, written_by_llm
+        from assay.generation.written import OFFLINE, marked, write_cases, written_by_llm
 
         cases = self.generate(chunks, topic=topic, rng=rng, count=count)
         if self.llm is None:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import regex
 
-from assay.mrm.generation.phrasing import as_question, lead_in, strip_end, user_voice
-from assay.mrm.generation.text import ParsedChunk
+from assay.generation.phrasing import as_question, lead_in, strip_end, user_voice
+from assay.generation.text import ParsedChunk
 
 _MODAL_QUESTION = {"will": "will", "can": "can", "may": "could", "might": "could", "could": "could", "should": "should"}
 _NEGATED = {"won't": "will", "can't": "can", "cannot": "can", "shouldn't": "should", "wouldn't": "would"}

@@ -3,10 +3,10 @@
 from collections.abc import Callable
 from functools import lru_cache
 
+from assay.generation.facts import Fact, copula, key_value
+from assay.generation.statements import about, definition, minimum_age, phone, within, you_have
+from assay.generation.text import Line, ParsedChunk, parse
 from assay.models import Chunk
-from assay.mrm.generation.facts import Fact, copula, key_value
-from assay.mrm.generation.statements import about, definition, minimum_age, phone, within, you_have
-from assay.mrm.generation.text import Line, ParsedChunk, parse
 
 Shape = Callable[[ParsedChunk, Line, str], Fact | None]
 # Most specific first: a sentence becomes the fact of the first shape that fits it.

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import regex
 
-from assay.mrm.generation.figures import Figure, first_figure
-from assay.mrm.generation.phrasing import is_or_are, lower_first, strip_end, upper_first, user_voice
-from assay.mrm.generation.text import Line, ParsedChunk
+from assay.generation.figures import Figure, first_figure
+from assay.generation.phrasing import is_or_are, lower_first, strip_end, upper_first, user_voice
+from assay.generation.text import Line, ParsedChunk
 
 _QUALIFIER = r"(?:(?:up to|at least|approx\.|only|currently|just|normally|usually|a maximum of|a minimum of)\s)?"
 ANAPHORA = regex.compile(r"\b(?:it|this|that|these|those|them|they|its|such)\b", regex.IGNORECASE)

@@ -6,12 +6,12 @@ from dataclasses import dataclass
 
 import regex
 
+from assay.generation.base import GeneratorSpec, QuestionGenerator, pick, requires
+from assay.generation.facts import Fact, altered
+from assay.generation.figures import alter, amount
+from assay.generation.phrasing import as_question, lead_in, lower_first, strip_end
+from assay.generation.registry import register
 from assay.models import Chunk, TestCase
-from assay.mrm.generation.base import GeneratorSpec, QuestionGenerator, pick, requires
-from assay.mrm.generation.facts import Fact, altered
-from assay.mrm.generation.figures import alter, amount
-from assay.mrm.generation.phrasing import as_question, lead_in, lower_first, strip_end
-from assay.mrm.generation.registry import register
 
 FIGURE_KINDS = {"money", "percent", "duration", "count"}
 ENTITY_KINDS = {"text", "contact", "phone"}

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
+from assay.generation.base import GeneratorSpec, QuestionGenerator, pick
+from assay.generation.phrasing import as_question, as_sentence, strip_end, user_voice
+from assay.generation.registry import register
+from assay.generation.text import parse, sentences_of
 from assay.models import Chunk, TestCase
-from assay.mrm.generation.base import GeneratorSpec, QuestionGenerator, pick
-from assay.mrm.generation.phrasing import as_question, as_sentence, strip_end, user_voice
-from assay.mrm.generation.registry import register
-from assay.mrm.generation.text import parse, sentences_of
 
 # A step that starts with one of these is not an instruction ("If the merchant ...", "We'll ...").
 _NOT_IMPERATIVE = {"if", "we", "we'll", "once", "the", "your", "it", "this", "a", "an", "many", "when", "our", "you"}

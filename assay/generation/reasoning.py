@@ -8,15 +8,15 @@ from itertools import combinations
 
 import regex
 
+from assay.generation.base import GeneratorSpec, QuestionGenerator, pick, requires
+from assay.generation.conditionals import conditionals_of
+from assay.generation.facts import MEASURE_HEADS, Fact, head
+from assay.generation.factual import FIGURE_KINDS, condition_for
+from assay.generation.figures import amount, unit
+from assay.generation.phrasing import as_question, as_sentence, is_or_are, lower_first, strip_end
+from assay.generation.registry import register
+from assay.generation.text import parse
 from assay.models import Chunk, TestCase
-from assay.mrm.generation.base import GeneratorSpec, QuestionGenerator, pick, requires
-from assay.mrm.generation.conditionals import conditionals_of
-from assay.mrm.generation.facts import MEASURE_HEADS, Fact, head
-from assay.mrm.generation.factual import FIGURE_KINDS, condition_for
-from assay.mrm.generation.figures import amount, unit
-from assay.mrm.generation.phrasing import as_question, as_sentence, is_or_are, lower_first, strip_end
-from assay.mrm.generation.registry import register
-from assay.mrm.generation.text import parse
 
 
 @register

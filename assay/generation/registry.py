@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from assay.mrm.generation.base import LanguageModel, QuestionGenerator
+from assay.generation.base import LanguageModel, QuestionGenerator
 
 _REGISTRY: dict[str, type[QuestionGenerator]] = {}
 

@@ -4,10 +4,10 @@ subject can be asked about."""
 
 import regex
 
-from assay.mrm.generation.facts import ANAPHORA, DURATION, Fact, framed
-from assay.mrm.generation.figures import Figure, first_figure
-from assay.mrm.generation.phrasing import lower_first, user_voice
-from assay.mrm.generation.text import Line, ParsedChunk, name_words
+from assay.generation.facts import ANAPHORA, DURATION, Fact, framed
+from assay.generation.figures import Figure, first_figure
+from assay.generation.phrasing import lower_first, user_voice
+from assay.generation.text import Line, ParsedChunk, name_words
 
 _VAGUE_HEADS = {"details", "information", "steps", "options", "things", "line", "default", "rest", "others"}
 _SUBORDINATORS = {

@@ -4,11 +4,11 @@ generator asked for ``per_topic`` cases of each topic."""
 import random
 from collections.abc import Sequence
 
+from assay.generation.base import LanguageModel
+from assay.generation.registry import build_generator, generator_class, generator_ids
+from assay.generation.text import organisation
 from assay.models import Chunk, Test, TestCase, TestSuite
 from assay.models.mrm import Topic, TopicModel
-from assay.mrm.generation.base import LanguageModel
-from assay.mrm.generation.registry import build_generator, generator_class, generator_ids
-from assay.mrm.generation.text import organisation
 
 
 def generate_suite(

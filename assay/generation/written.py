@@ -16,8 +16,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from assay.generation.base import LanguageModel, requires
 from assay.models import Chunk, TestCase
-from assay.mrm.generation.base import LanguageModel, requires
 
 WRITTEN_BY = "written_by:"
 OFFLINE = f"{WRITTEN_BY}offline"

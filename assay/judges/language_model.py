@@ -1,7 +1,7 @@
 """The configured judge endpoint as a plain language model, for the MRM steps that need text written rather
 than judged (LLM test generation, LLM contextual misinformation).
 
-It implements ``assay.mrm.generation.LanguageModel`` (``complete(prompt, *, system, temperature) -> str``)
+It implements ``assay.generation.LanguageModel`` (``complete(prompt, *, system, temperature) -> str``)
 on a ``JudgeClient``, so a completion goes through the same retries, circuit breaker and rate limits as a
 judge call, its reply is kept in the same content-addressed cache (a rerun of a generation step asks
 nothing), and its tokens and cost are counted in a ``JudgeAccount``. The reply is free text: callers that

@@ -18,10 +18,10 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator
 from assay.models.artifacts import ArtifactManifest, Producer
 from assay.models.base import DomainModel
 from assay.models.mrm import Decision, ReviewRecord
-from assay.runs import RUNS_PREFIX, RunDecision, RunStates
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.errors import ArtifactNotFoundError, ObjectNotFoundError
 from assay.storage.run_artifacts import DECISIONS_FLOW, decision_artifact_name
+from assay.storage.runs import RUNS_PREFIX, RunDecision, RunStates
 
 STEPS = ("topic-modeling", "test-validation", "calibration", "failure-clustering")
 

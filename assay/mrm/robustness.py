@@ -13,7 +13,7 @@ from assay.mrm.operational import quality_results
 from assay.progress import Progress, report
 
 if TYPE_CHECKING:
-    from assay.mrm.generation.base import LanguageModel
+    from assay.generation.base import LanguageModel
 
 Thresholds = Mapping[tuple[str, str], float]
 

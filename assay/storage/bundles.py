@@ -29,7 +29,6 @@ from assay.models.artifacts import (
     VerificationReport,
 )
 from assay.models.bundles import BundleMember, BundleRecord, SignatureCheck, VersionCheck
-from assay.runs import RUN_FILE, RunStates
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.errors import (
     ArtifactNotFoundError,
@@ -40,6 +39,7 @@ from assay.storage.errors import (
 from assay.storage.journal import entry_payload
 from assay.storage.layout import MANIFEST_FILENAME, content_problem, read_content, version_dir
 from assay.storage.run_artifacts import run_versions
+from assay.storage.runs import RUN_FILE, RunStates
 from assay.storage.signing import Signer, canonical_json
 
 RECORD_FILE = "bundle.json"
@@ -76,9 +76,9 @@ def build_bundle(artifacts: ArtifactStore, run_id: str) -> tuple[bytes, BundleRe
 
 def _add_version(artifacts: ArtifactStore, manifest: ArtifactManifest, members: dict[str, bytes]) -> VersionCheck:
     folder = f"artifacts/{manifest.name}/{version_dir(manifest.version)}"
-    manifest_bytes = artifacts._read_manifest_bytes(manifest.name, manifest.version)[1]
+    manifest_bytes = artifacts.read_manifest_bytes(manifest.name, manifest.version)[1]
     try:
-        key = artifacts._key(manifest.name, manifest.version, manifest.filename)
+        key = artifacts.object_key(manifest.name, manifest.version, manifest.filename)
         content = read_content(artifacts.store, key, manifest)
     except (ObjectNotFoundError, ObjectTooLargeError, UnsafeObjectError):
         content = b""  # bundled empty: its check fails and says so

@@ -17,7 +17,7 @@ from assay.storage.signing import Signer, canonical_json
 
 MAC_FIELD = "mac"
 MAX_STATE_BYTES = 4 << 20
-# The keys ``assay.runs.state_key`` makes (importing it here would be circular: assay.runs uses the store).
+# The keys ``assay.storage.runs.state_key`` makes (importing it here would be circular: runs uses this module).
 STATE_KEY = re.compile(r"runs/([^/]+)/state\.json")
 
 

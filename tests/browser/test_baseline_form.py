@@ -12,8 +12,8 @@ import pytest
 from assay.flows.baseline import APPROVE, DECLINE
 
 from assay.baselines import Baselines
-from assay.runs import RunStates
 from assay.storage import LocalObjectStore
+from assay.storage.runs import RunStates
 from tests.support.browser import (
     chromium_page,
     skip_without_chromium,

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from assay.evaluators.conditions import parse_condition
 
+from assay.generation import build_generator, generate_suite
+from assay.generation.written import LLM_FALLBACK, OFFLINE, rewrite
 from assay.judges.client import open_judge
 from assay.judges.language_model import COMPLETION, JudgeLanguageModel, LanguageModelError
 from assay.models import Chunk, TestCase, TestSuite
 from assay.models.mrm import Topic, TopicModel
 from assay.models.suite import Test
-from assay.mrm.generation import build_generator, generate_suite
-from assay.mrm.generation.written import LLM_FALLBACK, OFFLINE, rewrite
 from assay.mrm.robustness import perturbed_only
 from tests.judges.conftest import FAST, endpoint_for
 from tests.support.judge_rules.generation_llm import statements

@@ -8,9 +8,9 @@ import pytest
 
 from assay.models.mrm import Decision
 from assay.mrm.approvals import DecisionStore, TopicDecision, decide, record_person
-from assay.runs import RUN_FILE, RunStates
 from assay.storage import ArtifactIntegrityError, ArtifactStore, LocalObjectStore, Signer
 from assay.storage.run_artifacts import decision_artifact_name
+from assay.storage.runs import RUN_FILE, RunStates
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ import pytest
 from assay.evaluators.conditions import parse_condition
 
 from assay.corpora import chunk_corpus, load_corpus, sample_data_path
-from assay.models import Chunk, TestCase
-from assay.models.mrm import Topic, TopicModel
-from assay.mrm.generation import (
+from assay.generation import (
     GeneratorSpec,
     QuestionGenerator,
     build_generator,
@@ -19,8 +17,10 @@ from assay.mrm.generation import (
     generator_ids,
     registry,
 )
-from assay.mrm.generation.figures import alter, figures
-from assay.mrm.generation.phrasing import as_question, lead_in, user_voice
+from assay.generation.figures import alter, figures
+from assay.generation.phrasing import as_question, lead_in, user_voice
+from assay.models import Chunk, TestCase
+from assay.models.mrm import Topic, TopicModel
 
 GOLD = Chunk(
     doc_uri="gold-card.md",

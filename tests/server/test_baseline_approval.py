@@ -14,8 +14,8 @@ import pytest
 from assay.flows.baseline import APPROVE, DECLINE
 
 from assay.baselines import Baselines
-from assay.runs import RunStates
 from assay.storage import LocalObjectStore
+from assay.storage.runs import RunStates
 from tests.support.prefect_server import running_prefect_server, server_environment
 
 FLOW_CALL = "import json, sys; from flows.baseline import approve_baseline_flow as f; f(**json.loads(sys.argv[1]))"

@@ -14,9 +14,9 @@ from assay.cli.main import app
 from assay.config import load_settings
 from assay.models.artifacts import Producer
 from assay.mrm.approvals import DecisionStore, TopicDecision, decide, record_person
-from assay.runs import RunStates
 from assay.storage import ArtifactStore, open_artifact_store
 from assay.storage.run_artifacts import decision_artifact_name
+from assay.storage.runs import RunStates
 
 runner = CliRunner()
 RUN = "run-1"

@@ -2,8 +2,8 @@
 its disk, continues the interrupted run with the decisions already taken; a completed run is never continued."""
 
 from assay.mrm.approvals import DecisionStore, TopicDecision, decide, record_person
-from assay.runs import RunStates, fingerprint
 from assay.storage.artifacts import ArtifactStore
+from assay.storage.runs import RunStates, fingerprint
 from tests.support.seaweed import SeaweedServer
 
 

@@ -20,7 +20,6 @@ import pytest
 
 from assay.config import load_settings
 from assay.models.artifacts import VerificationReport
-from assay.runs import RunStates, state_key
 from assay.storage import (
     ArtifactIntegrityError,
     ArtifactStore,
@@ -33,6 +32,7 @@ from assay.storage import (
 from assay.storage.anchor import HeadAnchor
 from assay.storage.errors import ObjectTooLargeError, UnsafeObjectError
 from assay.storage.run_state_check import STATE_KEY
+from assay.storage.runs import RunStates, state_key
 from tests.storage.test_tampering import delete_version, key
 
 ASSAY = Path(sys.executable).parent / "assay"

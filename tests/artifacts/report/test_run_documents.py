@@ -8,9 +8,9 @@ from assay.artifacts.publish import publish_documents
 from assay.artifacts.report.run_documents import load_run
 
 from assay.models.artifacts import Producer
-from assay.runs import RunStates
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.local import LocalObjectStore
+from assay.storage.runs import RunStates
 
 
 def _export(runs: RunStates, store: ArtifactStore, folder: Path, label: str, score: float) -> str:
