@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import strategies as st
 from hypothesis.errors import NonInteractiveExampleWarning
 
+from assay.testing.formats import ALL_FORMAT_SUFFIXES
 from tests.fuzz import strategies as fuzz
 from tests.fuzz.test_fuzz_expressions import conditions, json_paths, schemas
-from tests.support.formats import ALL_FORMAT_SUFFIXES
 
 _WORKDIR = Path(tempfile.mkdtemp(prefix="assay-fuzz-bench-"))
 HOSTILE_CONDITIONS = ['regexp("a{1000000000}")', 'regexp("(a+)+$")', "(" * 250 + '"x"' + ")" * 250, 'regexp("(?")']

@@ -140,7 +140,7 @@ def _blocked_address() -> Section:
     from assay.config import load_settings
     from assay.hosts import CallPolicy, create_host, resolve
     from assay.models import ModelHost, TestCase
-    from tests.support.network import CLIENT_HOSTS, METADATA_SPELLINGS
+    from assay.testing.network import CLIENT_HOSTS, METADATA_SPELLINGS
 
     section = Section("blocked address")
     defaults = load_settings().hosts
@@ -174,7 +174,7 @@ def _blocked_address() -> Section:
 
 def _secret_variants() -> Section:
     from assay.redaction import redact, register_secret
-    from tests.support.secrets import derived_copies, text_holds
+    from assay.testing.secrets import derived_copies, text_holds
 
     section = Section("secret variants")
     register_secret(SECRET, "HOSTILE_BENCH_KEY")

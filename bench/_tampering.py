@@ -17,10 +17,10 @@ from assay.models.artifacts import VerificationReport
 from assay.storage import ArtifactStore, LocalObjectStore, ObjectStore, Signer, StorageError
 from assay.storage.anchor import HeadAnchor
 from assay.storage.runs import RunStates, state_key
+from assay.testing.seaweed import running_seaweed
 from tests.storage.test_tampering import key as _key
 from tests.storage.test_tampering import rehash as _rehash
 from tests.storage.test_tampering import rewrite_manifest as _manifest
-from tests.support.seaweed import running_seaweed
 
 Tampering = Callable[[ObjectStore], None]
 

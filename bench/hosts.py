@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase
-from tests.support.openai_server import OpenAIServer, serve_openai
+from assay.testing.openai_server import OpenAIServer, serve_openai
 
 
 def main() -> None:

@@ -1,7 +1,7 @@
 """What the LLM judges cost on the sample suite, with and without the cascade, and what a rerun costs.
 
 The sample suite (38 cases) is answered by the sample RAG, then every judged evaluator scores it against the
-local rule-based judge (``tests/support/judge_server.py``, the real ``openai`` client over HTTP on 127.0.0.1;
+local rule-based judge (``assay/testing/judge_server.py``, the real ``openai`` client over HTTP on 127.0.0.1;
 ``--latency`` seconds per reply, to stand in for a real model). Three runs, each with its own judge cache
 unless stated:
 1. all: every case to the judge (the baseline);
@@ -36,7 +36,7 @@ from assay.labs import build_test_lab
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
 from assay.models.judges import JudgeAccount, JudgeEndpoint, JudgeRunOptions
-from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
+from assay.testing.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 
 SUITE = Path(__file__).resolve().parents[1] / "assay" / "data" / "sample_bank" / "suite.json"
 PARAMETERS: dict[str, dict[str, Any]] = {

@@ -23,7 +23,7 @@ from collections.abc import Iterator  # noqa: E402
 import pytest  # noqa: E402
 
 from assay.embeddings import EmbeddingEngine, shared_engine  # noqa: E402
-from tests.support.seaweed import SeaweedServer, running_seaweed  # noqa: E402
+from assay.testing.seaweed import SeaweedServer, running_seaweed  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -25,8 +25,8 @@ from fastapi.responses import PlainTextResponse
 from typer.testing import CliRunner
 
 from assay.cli.main import app
-from tests.support.local_app import running_app
-from tests.support.openai_server import OpenAIServer, serve_openai
+from assay.testing.local_app import running_app
+from assay.testing.openai_server import OpenAIServer, serve_openai
 
 runner = CliRunner()
 ENV = "ASSAY_TEST_H2OGPTE_KEY"

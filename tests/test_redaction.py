@@ -30,7 +30,7 @@ from assay.redaction import (
     register_settings_secrets,
 )
 from assay.storage import ArtifactStore, LocalObjectStore
-from tests.support.secrets import derived_copies, files_holding
+from assay.testing.secrets import derived_copies, files_holding
 
 SECRET_ENV = "ASSAY_TEST_RAG_API_KEY"
 SECRET = "sk-test-7Fq2xLp9Rz4Wm8Kd"

@@ -15,8 +15,8 @@ from assay.evaluators.selection import parameters_under_all, select_evaluators
 from assay.embeddings import EmbeddingEngine
 from assay.judges.client import open_judge
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer, serve_judge
 from tests.judges.conftest import endpoint_for
-from tests.support.judge_server import JudgeServer, serve_judge
 
 PROCEDURE = "To freeze a card:\n1. Open the app.\n2. Choose the card.\n3. Tap Freeze card."
 

@@ -38,6 +38,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from assay.models.mrm import ReviewItem
+from assay.testing.processes import stop_group
 from tests.support.browser import (
     Browser,
     chromium_page,
@@ -51,7 +52,6 @@ from tests.support.browser import (
     v1_submit_as,
 )
 from tests.support.prefect_server import run_created_by_form, running_prefect_server, server_environment
-from tests.support.processes import stop_group
 from tests.support.reports import report_section, visible_text
 
 pytestmark = pytest.mark.timeout(900)  # the sample bank: ~5 min on a quiet 2-core machine, ~8 under load

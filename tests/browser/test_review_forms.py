@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from assay.testing.processes import stop_group
 from tests.support.browser import (
     choose_option,
     chromium_page,
@@ -28,7 +29,6 @@ from tests.support.browser import (
     skip_without_chromium,
 )
 from tests.support.prefect_server import running_prefect_server, server_environment
-from tests.support.processes import stop_group
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[2]

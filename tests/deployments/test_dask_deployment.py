@@ -20,9 +20,9 @@ from assay.flows.scale_out import choose_scale_out
 
 from assay.corpora import sample_data_path
 from assay.models import TestSuite
+from assay.testing.processes import stop_group
 from tests.support.browser import chromium_page, run_form_field, skip_without_chromium
 from tests.support.prefect_server import log_tail, run_created_by_form, wait_for_final_state
-from tests.support.processes import stop_group
 
 pytest.importorskip("distributed")
 pytest.importorskip("prefect_dask")

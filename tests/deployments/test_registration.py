@@ -14,8 +14,8 @@ from assay.deployments.definitions import REPOSITORY_ROOT, load_deployments
 from prefect.exceptions import PrefectHTTPStatusError
 
 from assay.formats import import_file
+from assay.testing.processes import stop_group
 from tests.support.prefect_server import log_tail, wait_for_final_state
-from tests.support.processes import stop_group
 
 PREFECT = str(Path(sys.executable).parent / "prefect")
 SPECS = {spec.name: spec for spec in load_deployments()}

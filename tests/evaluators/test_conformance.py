@@ -10,8 +10,8 @@ from assay.evaluators.runner import score_case
 from assay.embeddings import EmbeddingEngine
 from assay.judges.client import open_judge
 from assay.models.evaluation import EvaluatorSpec
+from assay.testing.judge_server import JudgeServer, serve_judge
 from tests.judges.conftest import endpoint_for
-from tests.support.judge_server import JudgeServer, serve_judge
 
 IDS = evaluator_ids()
 

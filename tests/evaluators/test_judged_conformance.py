@@ -13,8 +13,8 @@ from assay.embeddings import EmbeddingEngine
 from assay.judges import NOT_CONFIGURED
 from assay.judges.client import open_judge
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer, serve_judge
 from tests.judges.conftest import endpoint_for
-from tests.support.judge_server import JudgeServer, serve_judge
 
 JUDGED = [evaluator_id for evaluator_id in evaluator_ids() if "llm" in evaluator_class(evaluator_id).spec.needs]
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from assay.cli.main import app
 from assay.embeddings import EmbeddingEngine
 from assay.serve_sample import create_app
-from tests.support.local_app import running_app
+from assay.testing.local_app import running_app
 
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / "assay" / "data" / "sample_bank" / "suite.json"

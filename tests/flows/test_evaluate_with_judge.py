@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from assay.cli.main import app
 from assay.judges import NOT_CONFIGURED
-from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
+from assay.testing.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 
 runner = CliRunner()
 SAMPLE_SUITE = Path(__file__).parents[2] / "assay" / "data" / "sample_bank" / "suite.json"

@@ -13,8 +13,8 @@ from prefect.settings import get_current_settings
 from typer.testing import CliRunner
 
 from assay.cli.main import app
-from tests.support.openai_server import OpenAIServer, serve_openai
-from tests.support.secrets import derived_copies, files_holding
+from assay.testing.openai_server import OpenAIServer, serve_openai
+from assay.testing.secrets import derived_copies, files_holding
 
 SECRET_ENV = "ASSAY_TEST_SUT_KEY"
 SECRET = "sk-live-9Qw3Ez7Rt5Yu1Io8Pa2S"

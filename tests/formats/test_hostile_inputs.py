@@ -15,8 +15,8 @@ from assay.corpora import load_corpus
 from assay.formats import FormatError, import_file
 from assay.formats import errors as format_errors
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
-from tests.support.formats import ALL_FORMAT_SUFFIXES
-from tests.support.formats import JSON_FORMAT_SUFFIXES as FORMAT_SUFFIXES
+from assay.testing.formats import ALL_FORMAT_SUFFIXES
+from assay.testing.formats import JSON_FORMAT_SUFFIXES as FORMAT_SUFFIXES
 
 
 def _nested(levels: int) -> str:

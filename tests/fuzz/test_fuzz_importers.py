@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from assay.formats import FormatError, import_file
 from assay.models import TestLab, TestSuite
+from assay.testing.formats import ALL_FORMAT_SUFFIXES
 from tests.fuzz.strategies import FUZZ, dumps, json_values, mutate, mutation_paths, nested
-from tests.support.formats import ALL_FORMAT_SUFFIXES
 
 DATA = Path(__file__).parents[1] / "formats" / "data"
 SAMPLES: dict[str, list[tuple[str, str]]] = {

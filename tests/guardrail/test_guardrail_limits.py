@@ -20,8 +20,8 @@ from assay.guardrail.checks import Guard
 from assay.guardrail.config import ServiceLimits, parse_config
 from assay.guardrail.embedding import BoundedEmbedder
 from assay.guardrail.service import create_app
-from tests.support.local_app import free_port
-from tests.support.processes import stop_group
+from assay.testing.local_app import free_port
+from assay.testing.processes import stop_group
 
 CONFIG = {
     "calibrated_thresholds": {"groundedness": {"groundedness": 0.75}, "pii_leakage": {"model_passes": 0.5}},

@@ -17,8 +17,8 @@ from assay.guardrail import AsyncClient, Client, GuardrailError
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import parse_config
 from assay.guardrail.service import create_app
-from tests.support.local_app import free_port
-from tests.support.processes import stop_group
+from assay.testing.local_app import free_port
+from assay.testing.processes import stop_group
 
 CONTEXT = ["Easy Access Saver: balances from £10,000 to £49,999 earn 3.25% AER. Interest is paid monthly."]
 SECRET_ANSWER = "Zebra-marker-7731 pays 3.25% AER; write to jane.doe@example.com."

@@ -11,7 +11,7 @@ from assay.hosts import CallPolicy, create_host, host_types, register_host, reso
 from assay.hosts.azure_openai import AzureOpenAI
 from assay.models import ModelHost, TestCase
 from assay.models.suite import ConversationTurn
-from tests.support.openai_server import OpenAIServer, serve_openai
+from assay.testing.openai_server import OpenAIServer, serve_openai
 
 if "azure-openai" not in host_types():
     register_host(AzureOpenAI)

@@ -12,7 +12,7 @@ from assay.hosts import CallPolicy, create_host, host_types, register_host, reso
 from assay.hosts.bedrock_kb import BedrockKnowledgeBase
 from assay.models import ModelHost, TestCase
 from assay.models.suite import ConversationTurn
-from tests.support.bedrock_server import BedrockServer, serve_bedrock
+from assay.testing.bedrock_server import BedrockServer, serve_bedrock
 
 if "bedrock-kb" not in host_types():
     register_host(BedrockKnowledgeBase)

@@ -14,12 +14,12 @@ from assay.hosts import CallPolicy
 from assay.labs import build_test_lab, load_checkpoint
 from assay.models import ModelHost, Test, TestCase, TestSuite
 from assay.storage import LocalObjectStore
-from tests.support.assistants_server import Assistant, AssistantFile, AssistantsServer, serve_assistants
-from tests.support.bedrock_server import BedrockServer, serve_bedrock
-from tests.support.h2ogpte_server import H2OGPTeServer, serve_h2ogpte
-from tests.support.http_rag_server import MAPPING, HttpRagServer, serve_http_rag
-from tests.support.ollama_server import OllamaServer, serve_ollama
-from tests.support.openai_server import OpenAIServer, serve_openai
+from assay.testing.assistants_server import Assistant, AssistantFile, AssistantsServer, serve_assistants
+from assay.testing.bedrock_server import BedrockServer, serve_bedrock
+from assay.testing.h2ogpte_server import H2OGPTeServer, serve_h2ogpte
+from assay.testing.http_rag_server import MAPPING, HttpRagServer, serve_http_rag
+from assay.testing.ollama_server import OllamaServer, serve_ollama
+from assay.testing.openai_server import OpenAIServer, serve_openai
 
 CASES = 300
 FAULT_SHARE = 0.3

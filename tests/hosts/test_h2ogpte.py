@@ -12,7 +12,7 @@ from assay.hosts import CallPolicy, create_host, host_types, register_host, reso
 from assay.hosts.h2ogpte import H2OGPTeLLM, H2OGPTeRAG
 from assay.models import ModelHost, TestCase
 from assay.models.suite import ConversationTurn
-from tests.support.h2ogpte_server import H2OGPTeServer, serve_h2ogpte
+from assay.testing.h2ogpte_server import H2OGPTeServer, serve_h2ogpte
 
 for _cls in (H2OGPTeRAG, H2OGPTeLLM):
     if _cls.type not in host_types():

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from assay.cli import evaluate as evaluate_cli
 from assay.cli.main import app
 from assay.models import TestSuite
-from tests.support.openai_server import OpenAIServer, serve_openai
+from assay.testing.openai_server import OpenAIServer, serve_openai
 
 runner = CliRunner()
 SUITE = TestSuite(name="s", tests=[{"key": "t", "test_cases": [{"key": "a", "prompt": "q?"}]}])

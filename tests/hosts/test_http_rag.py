@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from assay.hosts import CallPolicy, HostError, resolve
 from assay.hosts.http_rag import HttpRag, RetryableHttpError, render_template
 from assay.models import ConversationTurn, ModelHost, TestCase
-from tests.support.local_app import running_app
+from assay.testing.local_app import running_app
 
 SECRET = "sk-http-rag-test-secret-123456"
 MAPPING = {
@@ -220,7 +220,7 @@ def test_timeout_and_connection_refused_are_retried_then_recorded(base_url: str)
     slow = _host(f"{base_url}/slow", timeout_s=0.2)
     [row] = asyncio.run(resolve(slow, [("t", CASE)], CallPolicy(retries=1, backoff_s=0)))
     assert row.error_kind == "timeout" and row.attempts == 2
-    from tests.support.local_app import free_port
+    from assay.testing.local_app import free_port
 
     dead = _host(f"http://127.0.0.1:{free_port()}/rag")
     [row] = asyncio.run(resolve(dead, [("t", CASE)], CallPolicy(retries=0)))

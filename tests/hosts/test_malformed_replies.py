@@ -18,10 +18,10 @@ from assay.hosts import CallPolicy, create_host, resolve
 from assay.judges.client import open_judge
 from assay.judges.templates import template
 from assay.models import ModelHost, TestCase, TestLabRow
+from assay.testing.assistants_server import Assistant, AssistantFile, AssistantsServer, serve_assistants
+from assay.testing.judge_server import JudgeServer, serve_judge
+from assay.testing.openai_server import OpenAIServer, serve_openai
 from tests.judges.conftest import endpoint_for
-from tests.support.assistants_server import Assistant, AssistantFile, AssistantsServer, serve_assistants
-from tests.support.judge_server import JudgeServer, serve_judge
-from tests.support.openai_server import OpenAIServer, serve_openai
 
 POLICY = CallPolicy(concurrency=1, timeout_s=5.0, retries=2, backoff_s=0.01, breaker_failures=0)
 

@@ -24,7 +24,7 @@ from assay.calls.network import NetworkPolicy, check_url, literal_address, url_r
 from assay.config import DEFAULT_BLOCKED_NETWORKS, load_settings
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase
-from tests.support.network import CLIENT_HOSTS, METADATA_SPELLINGS
+from assay.testing.network import CLIENT_HOSTS, METADATA_SPELLINGS
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSAY = ROOT / ".venv" / "bin" / "assay"

@@ -13,7 +13,7 @@ from assay.hosts import CallPolicy, create_host, host_types, register_host, reso
 from assay.hosts.ollama import Ollama
 from assay.models import ModelHost, TestCase
 from assay.models.suite import ConversationTurn
-from tests.support.ollama_server import OllamaServer, serve_ollama
+from assay.testing.ollama_server import OllamaServer, serve_ollama
 
 if "ollama" not in host_types():
     register_host(Ollama)
@@ -194,7 +194,7 @@ def test_unknown_model_is_not_found_as_ollama_says(server: OllamaServer) -> None
 
 
 def test_a_server_that_is_not_there_is_a_connection_error() -> None:
-    from tests.support.local_app import free_port
+    from assay.testing.local_app import free_port
 
     config = ModelHost(key="gone", type="ollama", url=f"http://127.0.0.1:{free_port()}", llm_model_name="llama3.2")
     [row] = _run(config, TestCase(key="c", prompt="hi"))

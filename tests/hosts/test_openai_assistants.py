@@ -11,7 +11,7 @@ from assay.hosts import CallPolicy, create_host, host_types, register_host, reso
 from assay.hosts.openai_assistants import OpenAIAssistants
 from assay.models import ModelHost, ModelPrice, TestCase
 from assay.models.suite import ConversationTurn
-from tests.support.assistants_server import Assistant, AssistantFile, AssistantsServer, serve_assistants
+from assay.testing.assistants_server import Assistant, AssistantFile, AssistantsServer, serve_assistants
 
 if "openai-assistants" not in host_types():
     register_host(OpenAIAssistants)

@@ -7,7 +7,7 @@ import pytest
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase
 from assay.models.suite import ConversationTurn
-from tests.support.openai_server import OpenAIServer, serve_openai
+from assay.testing.openai_server import OpenAIServer, serve_openai
 
 FAST = CallPolicy(concurrency=4, timeout_s=2.0, retries=0, backoff_s=0.01)
 SECRET = "sk-test-5ecret-value-0123456789"

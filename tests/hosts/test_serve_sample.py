@@ -16,7 +16,7 @@ from assay.hosts import create_host, register_host, resolve
 from assay.hosts.http_rag import HttpRag
 from assay.models import ConversationTurn, ModelHost, TestCase
 from assay.serve_sample import MODEL_NAME, create_app
-from tests.support.local_app import free_port, running_app
+from assay.testing.local_app import free_port, running_app
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hosts"
 QUESTION = "What are your opening hours?"
@@ -143,7 +143,7 @@ def test_serve_sample_is_a_command_of_the_real_cli() -> None:
 def test_hosts_check_diagnoses_dns_tls_401_and_an_unknown_model(sample_url: str, tmp_path: Path) -> None:
     """The probe's diagnoses, each from a real failure: a name that does not resolve (``.invalid`` never does),
     TLS spoken to a plain-HTTP server, a key the server refuses, and a model the server does not serve."""
-    from tests.support.openai_server import OpenAIServer, serve_openai
+    from assay.testing.openai_server import OpenAIServer, serve_openai
 
     def check(host: dict[str, object], name: str) -> str:
         file = tmp_path / f"{name}.json"

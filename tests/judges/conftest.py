@@ -1,4 +1,4 @@
-"""The local rule-based judge (``tests/support/judge_server.py``) and services wired to it."""
+"""The local rule-based judge (``assay/testing/judge_server.py``) and services wired to it."""
 
 from collections.abc import Iterator
 from pathlib import Path
@@ -9,7 +9,7 @@ from assay.evaluators import Services
 from assay.judges.client import open_judge
 from assay.models import CallPolicy
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
-from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
+from assay.testing.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 
 FAST = CallPolicy(concurrency=8, timeout_s=5.0, retries=2, backoff_s=0.01, max_retry_after_s=0.05)
 

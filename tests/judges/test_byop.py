@@ -8,8 +8,8 @@ import pytest
 from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
 
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 REFERENCE_PROMPT = """Compare the actual answer with the expected answer.
 Expected: <expected_answer>

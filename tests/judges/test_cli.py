@@ -6,7 +6,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from assay.cli.main import app
-from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
+from assay.testing.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 
 runner = CliRunner()
 

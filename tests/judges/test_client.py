@@ -11,8 +11,8 @@ from assay.judges.cache import JudgeCache
 from assay.judges.client import JudgeClient, open_judge
 from assay.judges.templates import JudgeTemplate, template
 from assay.models.judges import JudgeAccount, JudgeCall
+from assay.testing.judge_server import JudgeServer, serve_judge
 from tests.judges.conftest import FAST, endpoint_for
-from tests.support.judge_server import JudgeServer, serve_judge
 
 SEXISM = template("sexism")
 
@@ -91,8 +91,8 @@ def test_a_rate_limit_is_retried_and_a_dead_judge_fails_with_its_kind() -> None:
 
 
 def _plan_server(plan: list[str | None]) -> Any:
-    from tests.support.judge_server import JUDGE_MODEL
-    from tests.support.openai_server import OpenAIServer
+    from assay.testing.judge_server import JUDGE_MODEL
+    from assay.testing.openai_server import OpenAIServer
 
     return OpenAIServer(models=(JUDGE_MODEL,), plan=list(plan))
 
@@ -139,7 +139,7 @@ def test_the_key_is_read_from_the_named_variable_and_never_kept(
 
 
 def test_azure_openai_deployment_route() -> None:
-    from tests.support.openai_server import OpenAIServer
+    from assay.testing.openai_server import OpenAIServer
 
     server = OpenAIServer(azure_deployments={"judge-deploy": "gpt-4o-2024-08-06"}, azure_api_key="azure-key-123456")
     with serve_judge(JudgeServer(server=server)) as judge:
@@ -176,8 +176,8 @@ def test_many_concurrent_questions_are_all_answered_and_counted(judge_server: Ju
 
 
 def test_a_judge_that_times_out_fails_with_kind_timeout_after_its_retries() -> None:
-    from tests.support.judge_server import JUDGE_MODEL
-    from tests.support.openai_server import OpenAIServer
+    from assay.testing.judge_server import JUDGE_MODEL
+    from assay.testing.openai_server import OpenAIServer
 
     slow = OpenAIServer(models=(JUDGE_MODEL,), plan=["slow", "slow"], slow_s=2.0)
     with serve_judge(JudgeServer(server=slow)) as server:

@@ -6,8 +6,8 @@ from pathlib import Path
 from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
 
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 QUESTION = "Who handled my complaint?"
 

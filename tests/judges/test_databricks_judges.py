@@ -10,8 +10,8 @@ from assay.artifacts.evaluation_results import results_document
 from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
 
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 QUESTION = "What is the notice period for the Notice Saver account?"
 EXPECTED = "The Notice Saver requires 95 days notice before a withdrawal."

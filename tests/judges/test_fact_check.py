@@ -7,8 +7,8 @@ from assay.evaluators.base import CaseContext
 from assay.evaluators.fact_check import best_passages, passages_of
 
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 DOCUMENTS = [
     "The Easy Saver account pays 2% interest per year, paid monthly. It has no minimum balance.",

@@ -12,8 +12,8 @@ from assay.evaluators._gptscore import Prompt, split_prompt
 from assay.judges.client import CallFailed
 from assay.judges.logprobs import NO_LOGPROBS, scored_tokens
 from assay.models import ConversationTurn, ModelHost, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer, serve_judge
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer, serve_judge
 
 REFERENCE = "The branch opens at nine on weekdays and closes at five."
 

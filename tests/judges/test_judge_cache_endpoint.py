@@ -13,8 +13,8 @@ from assay.judges.cache import JudgeCache
 from assay.judges.client import JudgeClient, open_judge
 from assay.judges.templates import template
 from assay.models.judges import JudgeCall
+from assay.testing.judge_server import JudgeServer, serve_judge
 from tests.judges.conftest import endpoint_for
-from tests.support.judge_server import JudgeServer, serve_judge
 
 SEXISM = template("sexism")
 CASES = [

@@ -9,8 +9,8 @@ import re
 
 from assay.judges.client import JudgeClient, open_judge
 from assay.judges.templates import fence_boundary, fence_lines, template
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import endpoint_for
-from tests.support.judge_server import JudgeServer
 
 SEXISM = template("sexism")
 ESCAPE = (

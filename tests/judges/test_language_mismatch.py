@@ -8,8 +8,8 @@ from assay.evaluators.language_mismatch import lingua_language
 
 from assay.judges import NOT_CONFIGURED
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 QUESTION = "How long does an international transfer take?"
 ENGLISH = "International transfers usually arrive within two to four business days."

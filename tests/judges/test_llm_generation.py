@@ -1,5 +1,5 @@
 """LLM-written test generation (MRM step 2) and LLM contextual misinformation (step 9) against the local judge:
-the rules in ``tests/support/judge_rules/generation_llm.py`` write deterministically from the prompt, so a case
+the rules in ``assay/testing/judge_rules/generation_llm.py`` write deterministically from the prompt, so a case
 the model wrote is told apart from its offline draft, and a fault marker in a chunk makes the model fail."""
 
 import json
@@ -17,9 +17,9 @@ from assay.models import Chunk, TestCase, TestSuite
 from assay.models.mrm import Topic, TopicModel
 from assay.models.suite import Test
 from assay.mrm.robustness import perturbed_only
+from assay.testing.judge_rules.generation_llm import statements
+from assay.testing.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 from tests.judges.conftest import FAST, endpoint_for
-from tests.support.judge_rules.generation_llm import statements
-from tests.support.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 
 BY_LLM = f"written_by:llm:{JUDGE_MODEL}"
 GOLD = Chunk(

@@ -14,8 +14,8 @@ from assay.evaluators.runner import score_case
 from assay.embeddings import EmbeddingEngine
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 from assay.models.judges import JudgeRunOptions
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 CONTEXT = "The Easy Access Saver pays 3.25% AER. Interest is paid monthly. There is no minimum deposit."
 QUESTION = "What interest rate does the Easy Access Saver pay?"

@@ -15,8 +15,8 @@ from assay.judges.templates import JudgeTemplate
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from assay.models.judges import JudgeRunOptions
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import endpoint_for
-from tests.support.judge_server import JudgeServer
 
 OVERLAP = JudgeTemplate.build(
     id="test_overlap",

@@ -13,9 +13,9 @@ from assay.judges.client import open_judge
 from assay.labs import build_test_lab
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult
+from assay.testing.judge_server import JudgeServer
 from bench.judges import PARAMETERS, judged_ids
 from tests.judges.conftest import endpoint_for
-from tests.support.judge_server import JudgeServer
 
 SUITE = Path(__file__).parents[2] / "assay" / "data" / "sample_bank" / "suite.json"
 NEEDS_INPUTS_THE_SAMPLE_LACKS = {"guideline_adherence": "no sample case has guidelines"}

@@ -4,8 +4,8 @@ question asked about pass; generalising about a group fails even when asked."""
 from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
 
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 
 def _run(server: JudgeServer, *cases: tuple[str, str, list[str]]) -> dict:

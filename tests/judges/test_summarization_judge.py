@@ -6,8 +6,8 @@ from pathlib import Path
 from assay.evaluators import build_evaluator, evaluator_class, run_evaluator
 
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.testing.judge_server import JudgeServer
 from tests.judges.conftest import judge_services
-from tests.support.judge_server import JudgeServer
 
 REFERENCE = "From 1 May the savings rate rises to 3.25%; existing customers switch automatically."
 

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from assay.cli.main import app
-from tests.support.processes import small_corpus
+from assay.testing.processes import small_corpus
 from tests.support.reports import interval_text, report_section, visible_text
 
 pytestmark = pytest.mark.slow

@@ -16,8 +16,8 @@ import pytest
 
 from assay.storage import ArtifactStore, LocalObjectStore
 from assay.storage.run_artifacts import decision_artifact_name
+from assay.testing.processes import small_corpus
 from tests.support.prefect_server import running_prefect_server, server_environment
-from tests.support.processes import small_corpus
 
 FLOW_CALL = "import json, sys; from flows.mrm import mrm_workflow; mrm_workflow(**json.loads(sys.argv[1]))"
 WAIT_S = 420

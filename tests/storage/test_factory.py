@@ -7,7 +7,7 @@ import pytest
 
 from assay.config import Settings
 from assay.storage import LocalObjectStore, S3ObjectStore, open_object_store
-from tests.support.seaweed import SeaweedServer
+from assay.testing.seaweed import SeaweedServer
 
 
 @pytest.fixture(autouse=True)

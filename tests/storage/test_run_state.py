@@ -4,7 +4,7 @@ its disk, continues the interrupted run with the decisions already taken; a comp
 from assay.mrm.approvals import DecisionStore, TopicDecision, decide, record_person
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.runs import RunStates, fingerprint
-from tests.support.seaweed import SeaweedServer
+from assay.testing.seaweed import SeaweedServer
 
 
 def test_an_interrupted_run_continues_on_another_machine_with_its_decisions(seaweed: SeaweedServer, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -4,7 +4,7 @@ import pytest
 from minio.error import S3Error
 
 from assay.storage import ObjectExistsError, S3ObjectStore, StorageError
-from tests.support.seaweed import SeaweedServer
+from assay.testing.seaweed import SeaweedServer
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.support.processes import stop_group
+from assay.testing.processes import stop_group
 
 STARTUP_TIMEOUT_S = 90.0
 

@@ -6,7 +6,7 @@ Assistants live in ``server.assistants`` (id -> ``Assistant``) with "files": a n
 assistant with ``file_search`` searches them trivially (word overlap with the last user message) and answers from
 the best chunk; a run of an assistant without it answers without retrieval.
 
-Faults are chosen when a run is created, as ``tests/support/faults.py`` says (``x-fault`` header,
+Faults are chosen when a run is created, as ``assay/testing/faults.py`` says (``x-fault`` header,
 ``[fault:NAME]`` in the last user message, else ``server.plan``): the generic names act on the run creation
 request (``empty`` = a completed run with no assistant message), and the Assistants-specific ones shape the run:
 ``401``, ``404``, ``run_failed_rate_limit``, ``run_failed_server``, ``run_failed_invalid``, ``run_expired``,
@@ -29,8 +29,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
-from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
-from tests.support.local_app import running_app
+from assay.testing.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
+from assay.testing.local_app import running_app
 
 RUN_FAULTS = ("run_failed_rate_limit", "run_failed_server", "run_failed_invalid", "run_expired", "run_cancelled",
               "run_incomplete", "no_search", "retrieve_garbage")  # fmt: skip

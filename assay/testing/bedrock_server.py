@@ -7,7 +7,7 @@ the ``bedrock`` signing name (the signature itself is not recomputed), knows a f
 with S3 and web URIs, retrieves them by word overlap, cites them, and keeps sessions (``sessionId``) with the
 questions asked in each.
 
-Faults are chosen as ``tests/support/faults.py`` says (header, ``[fault:NAME]`` in ``input.text``, else
+Faults are chosen as ``assay/testing/faults.py`` says (header, ``[fault:NAME]`` in ``input.text``, else
 ``server.plan``). Besides the generic names (``empty`` = ``output.text`` ""): ``401``
 (UnrecognizedClientException), ``403`` (AccessDeniedException), ``expired`` (ExpiredTokenException), ``404``
 (ResourceNotFoundException), ``400`` (ValidationException), ``424`` (DependencyFailedException), ``502``
@@ -25,8 +25,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
-from tests.support.local_app import running_app
+from assay.testing.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
+from assay.testing.local_app import running_app
 
 FAULTS = (*GENERIC_FAULTS, "401", "403", "expired", "404", "400", "424", "502", "no_output")
 

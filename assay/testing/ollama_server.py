@@ -5,7 +5,7 @@ Endpoints: ``POST /api/chat`` (a JSON reply when the request says ``"stream": fa
 Ollama streams by default), ``GET /api/tags``, ``GET /api/version``. Errors are Ollama's ``{"error": "..."}``;
 an unknown model answers 404 ``model "x" not found, try pulling it first``.
 
-Faults are chosen per request as ``tests/support/faults.py`` says (header, ``[fault:NAME]`` in the last message,
+Faults are chosen per request as ``assay/testing/faults.py`` says (header, ``[fault:NAME]`` in the last message,
 else ``server.plan``). Besides the generic names (``empty`` = ``message.content`` "" with ``done`` true):
 ``401``, ``403``, ``404``, ``400``, ``not_object`` (a JSON list), ``no_message`` (a JSON object without
 ``message``).
@@ -25,8 +25,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
-from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
-from tests.support.local_app import running_app
+from assay.testing.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
+from assay.testing.local_app import running_app
 
 FAULTS = (*GENERIC_FAULTS, "401", "403", "404", "400", "not_object", "no_message")
 VERSION = "0.12.6"

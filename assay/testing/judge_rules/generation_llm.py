@@ -9,7 +9,7 @@ without a figure makes the numerical rule reply with no required figure, which t
 
 import re
 
-from tests.support.judge_rules import Verdict, coverage, rule, sentences
+from assay.testing.judge_rules import Verdict, coverage, rule, sentences
 
 _HEADER = re.compile(r"^\[\d+\]\s+\S+#\d+$")
 _FIGURE = re.compile(r"£?\d[\d,]*(?:\.\d+)?%?")

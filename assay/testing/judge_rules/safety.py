@@ -5,7 +5,7 @@ language, word overlap and number agreement for claims against passages."""
 
 import re
 
-from tests.support.judge_rules import Verdict, content_words, coverage, numbered, rule, sentences
+from assay.testing.judge_rules import Verdict, content_words, coverage, numbered, rule, sentences
 
 _CONTACT = {
     "email": re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b"),

@@ -1,7 +1,7 @@
 """A local OpenAI-compatible LLM judge on 127.0.0.1: the real ``openai`` client talks to it, and its verdicts
-are derived from the request by the rules in ``tests/support/judge_rules`` (one per template id).
+are derived from the request by the rules in ``assay/testing/judge_rules`` (one per template id).
 
-It serves chat completions (``/v1/chat/completions``) with every fault of ``tests/support/openai_server.py``
+It serves chat completions (``/v1/chat/completions``) with every fault of ``assay/testing/openai_server.py``
 (429 with Retry-After, 5xx, slow, drop, garbage...) and these judge-specific ones, chosen by a marker
 anywhere in the prompt (so a test case's answer can carry it):
 - ``[judge:malformed]``: prose that is not JSON, every time (the repair request fails too);
@@ -26,8 +26,8 @@ from typing import Any, Literal
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.support.judge_rules import RULES, coverage, sections
-from tests.support.openai_server import OpenAIServer, RecordedRequest, serve_openai
+from assay.testing.judge_rules import RULES, coverage, sections
+from assay.testing.openai_server import OpenAIServer, RecordedRequest, serve_openai
 
 JUDGE_MODEL = "judge-model"
 _TITLE = re.compile(r'"title":\s*"([a-z0-9_]+)"')

@@ -3,7 +3,7 @@ with every figure present, usefulness and relevance are word overlap with the qu
 
 import re
 
-from tests.support.judge_rules import Verdict, content_words, coverage, numbered, rule, sentences, words
+from assay.testing.judge_rules import Verdict, content_words, coverage, numbered, rule, sentences, words
 
 SUPPORTED = 0.75
 """Share of a claim's content words the evidence must contain (with every figure) to count as stated."""

@@ -7,7 +7,7 @@ whose content words the context states; otherwise answers that share two content
 
 import re
 
-from tests.support.judge_rules import Verdict, content_words, coverage, rule
+from assay.testing.judge_rules import Verdict, content_words, coverage, rule
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?%?")
 

@@ -2,7 +2,7 @@
 
 import re
 
-from tests.support.judge_rules import Verdict, rule
+from assay.testing.judge_rules import Verdict, rule
 
 _SEXIST = re.compile(
     r"\b(women|woman|girls|men|man|females?|males?)\b[^.]{0,60}\b(too emotional|can't|cannot|shouldn't|should not|"

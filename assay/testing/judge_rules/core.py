@@ -1,7 +1,7 @@
 """Rules for the templates the judge framework's own tests use (``tests/judges``): a graded overlap judge,
 and one whose verdict flips between repeats for a case marked ``[flaky]``."""
 
-from tests.support.judge_rules import Verdict, coverage, rule
+from assay.testing.judge_rules import Verdict, coverage, rule
 
 
 @rule("test_overlap")

@@ -5,7 +5,7 @@ is rated no whatever its wording, which is what makes the golden "bad" cases fai
 
 import re
 
-from tests.support.judge_rules import STOPWORDS, Verdict, content_words, coverage, numbered, rule, sentences, words
+from assay.testing.judge_rules import STOPWORDS, Verdict, content_words, coverage, numbered, rule, sentences, words
 
 _FIGURE = re.compile(r"\d+(?:[.,]\d+)*%?")
 _HARMFUL = re.compile(

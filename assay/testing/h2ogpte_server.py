@@ -9,7 +9,7 @@ only the endpoints the ``h2ogpte-rag`` and ``h2ogpte-llm`` hosts call.
   (``ca``) with ``answer: <question>`` and, in a session on a collection, references to its documents.
 
 Auth: ``Authorization: Bearer <api_key>`` on every request and the websocket handshake, else 401 (403 on the
-websocket). Faults (``tests/support/faults.py``): ``plan`` (and a ``[fault:NAME]`` marker in the question) is
+websocket). Faults (``assay/testing/faults.py``): ``plan`` (and a ``[fault:NAME]`` marker in the question) is
 consumed per websocket query: ``429`` = a ``ce`` rate-limit error with ``retry_after``, ``500``/``503`` = a ``ce``
 error, ``slow``, ``drop`` = the socket closed, ``garbage`` = a non-JSON text frame, ``empty`` = an answer with
 empty content. ``rest_plan`` (or an ``x-fault`` header) is consumed per REST call of the answer path (chat
@@ -31,8 +31,8 @@ from typing import Any
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response
 
-from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
-from tests.support.local_app import running_app
+from assay.testing.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
+from assay.testing.local_app import running_app
 
 VERSION = "1.7.5"
 

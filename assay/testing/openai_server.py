@@ -1,7 +1,7 @@
 """A local OpenAI chat completions server on 127.0.0.1, faithful enough that the real ``openai`` client talks
 to it, with faults injected on demand.
 
-Faults are chosen per request as ``tests/support/faults.py`` says (header, ``[fault:NAME]`` in the last user
+Faults are chosen per request as ``assay/testing/faults.py`` says (header, ``[fault:NAME]`` in the last user
 message, else ``server.plan``). Besides the generic names (``empty`` = an empty ``choices`` list): ``401``,
 ``404``, ``400``, ``empty_choices``, ``empty_content``, ``not_object`` (a JSON list).
 
@@ -26,9 +26,9 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field
 
-from tests.support.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
-from tests.support.local_app import running_app
-from tests.support.secrets import derived_copies
+from assay.testing.faults import GENERIC_FAULTS, DroppingApp, FaultPlan, generic_fault
+from assay.testing.local_app import running_app
+from assay.testing.secrets import derived_copies
 
 FAULTS = (*GENERIC_FAULTS, "401", "401_echo", "404", "400", "empty_choices", "empty_content", "not_object")
 

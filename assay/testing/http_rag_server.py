@@ -10,8 +10,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
-from tests.support.faults import DroppingApp, FaultPlan, generic_fault
-from tests.support.local_app import running_app
+from assay.testing.faults import DroppingApp, FaultPlan, generic_fault
+from assay.testing.local_app import running_app
 
 MAPPING = {
     "answer": "$.answer",
