@@ -12,7 +12,6 @@ from collections.abc import Iterable, Sequence
 from assay.artifacts.calibration_validity import validity_facts
 from assay.artifacts.findings import find_problems, leaderboard
 from assay.artifacts.workflow_report import (
-    STEP_TITLES,
     calibration_numbers,
     cluster_numbers,
     robustness_numbers,
@@ -35,6 +34,7 @@ from assay.models.mrm import (
     TopicModel,
     WeaknessReport,
 )
+from assay.models.steps import step_title
 
 Cell = str | int | float | None
 Rows = list[dict[str, Cell]]
@@ -71,7 +71,7 @@ def _counts(counts: Counter[str]) -> str:
 
 def _page(step: str, facts: Sequence[str], decision: str | None, next_look: str) -> str:
     """The summary's layout: title, facts as a list, the decision, then where to look next."""
-    lines = [f"## {STEP_TITLES.get(step, step)}", "", *(f"- {fact}" for fact in facts)]
+    lines = [f"## {step_title(step)}", "", *(f"- {fact}" for fact in facts)]
     if decision is not None:
         lines += ["", f"**Decision:** {decision}"]
     return "\n".join([*lines, "", f"**Look next:** {next_look}", ""])

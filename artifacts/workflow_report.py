@@ -26,19 +26,8 @@ from assay.models.mrm import (
     WeaknessReport,
     WorkflowSummary,
 )
+from assay.models.steps import Step, step_title
 from assay.models.thresholds import ThresholdBook
-
-STEP_TITLES = {
-    "topic-modeling": "Topic modeling",
-    "test-generation": "Test generation",
-    "test-validation": "Test validation",
-    "automated-evaluation": "Automated evaluation",
-    "calibration": "Human evaluation calibration",
-    "failure-clustering": "Failure clustering",
-    "weakness-detection": "Weakness detection",
-    "robustness-input-variations": "Robustness testing: input variations",
-    "robustness-adversarial": "Robustness testing: adversarial inputs",
-}
 
 Numbers = tuple[dict[str, Any], dict[str, Any]]
 """A step's key numbers (scalars) and details (lists and tables)."""
@@ -78,7 +67,7 @@ def build_workflow_report(
         ),
         "robustness-adversarial": None if robustness is None else lambda: robustness_numbers(robustness, "adversarial"),
     }
-    steps = list(dict.fromkeys([*STEP_TITLES, *summary.steps, *(decision.step for decision in taken)]))
+    steps = list(dict.fromkeys([*Step, *summary.steps, *(decision.step for decision in taken)]))
     sections = [_section(step, summary.steps.get(step, {}), outputs.get(step), taken) for step in steps]
     step_artifacts = [name for section in sections for name in section["artifacts"]]
     in_force = thresholds.in_force() if thresholds else None
@@ -108,9 +97,9 @@ def _section(
     who = {decision.decided_by for decision in own}
     return {
         "step": step,
-        "title": STEP_TITLES.get(step, step),
+        "title": step_title(step),
         "status": status,
-        "message": "" if output else f"{STEP_TITLES.get(step, step)} did not run: the report has no output of it.",
+        "message": "" if output else f"{step_title(step)} did not run: the report has no output of it.",
         "wall_s": recorded.get("wall_s"),
         "numbers": numbers,
         "details": details,

@@ -31,7 +31,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from assay.flows.mrm import STEPS  # the workflow's own step list, in order
+
+from assay.models.steps import Step
+
+STEPS = [step.value for step in Step]  # the workflow's own step list, in order
 
 GOAL_S = 120.0
 BIN = Path(sys.executable).parent

@@ -17,12 +17,10 @@ from assay.config import load_settings
 from assay.formats import import_file
 from assay.hosts import files as host_files
 from assay.models import ModelHost, TestLab, TestSuite
-from assay.models.evaluation import EvaluationResult
+from assay.models.evaluation import DEFAULT_EVALUATORS, EvaluationResult
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
 from assay.storage.factory import open_object_store, open_signer
 from assay.storage.runs import RunStates, export_folder, fingerprint
-
-DEFAULT_EVALUATORS = ["answer_semantic_similarity", "text_matching"]
 
 
 @flow(name="evaluate", log_prints=True, persist_result=False)
@@ -168,7 +166,7 @@ def _run_settings(
     """Evaluator ids, their parameters, the judge endpoint (None: no judge) and the judge options of a run."""
     judge_endpoint = JudgeEndpoint.model_validate(judge) if judge is not None else load_settings().judge
     return (
-        evaluators or DEFAULT_EVALUATORS,
+        evaluators or list(DEFAULT_EVALUATORS),
         evaluator_parameters or {},
         judge_endpoint.model_dump(mode="json") if judge_endpoint.configured else None,
         JudgeRunOptions.model_validate(judge_options or {}).model_dump(mode="json"),

@@ -18,6 +18,7 @@ from prefect import flow
 from prefect.utilities.annotations import quote
 
 from assay.models.mrm import Decision, ReviewLabel, WorkflowSummary
+from assay.models.steps import Step
 from assay.models.workflow import (
     CalibrationParameters,
     MrmParameters,
@@ -27,17 +28,6 @@ from assay.models.workflow import (
     TopicModelingParameters,
 )
 
-STEPS = (
-    "topic-modeling",
-    "test-generation",
-    "test-validation",
-    "automated-evaluation",
-    "calibration",
-    "failure-clustering",
-    "weakness-detection",
-    "robustness-input-variations",
-    "robustness-adversarial",
-)
 MIN_LABELS = 6
 """Labels a primary metric needs before its threshold is refitted (``fit_thresholds``' ``min_labels``)."""
 
@@ -87,28 +77,28 @@ def mrm_workflow(
         run_id=run_id,
     )
 
-    with run.step("topic-modeling") as counts:
+    with run.step(Step.TOPIC_MODELING) as counts:
         chunks = steps.load_chunks(corpus, topic_modeling.chunk_words, run.record.fingerprints["corpus"])
         topic_model = steps.topics(quote(chunks), topic_modeling, seed)
-        run.publish("topic-modeling", {"topics.json": topic_model})
+        run.publish(Step.TOPIC_MODELING, {"topics.json": topic_model})
         counts.update(chunks=len(chunks), topics=len(topic_model.topics), silhouette=topic_model.silhouette)
-        run.show("topic-modeling", summaries.summarise_topics(topic_model))  # what the reviewer decides on
+        run.show(Step.TOPIC_MODELING, summaries.summarise_topics(topic_model))  # what the reviewer decides on
     topics_decision = review_topics(topic_model, chunks, run.review)
-    run.show("topic-modeling", summaries.summarise_topics(topic_model, topics_decision))
+    run.show(Step.TOPIC_MODELING, summaries.summarise_topics(topic_model, topics_decision))
 
-    with run.step("test-generation") as counts:
+    with run.step(Step.TEST_GENERATION) as counts:
         excluded_topics = topics_decision.decision["excluded_topic_ids"]
         suite = steps.generate(quote(topic_model), quote(chunks), excluded_topics, test_generation, seed, run.id)
-        run.publish("test-generation", {"suite.json": suite})
+        run.publish(Step.TEST_GENERATION, {"suite.json": suite})
         counts.update(cases=suite.case_count, excluded_topics=len(excluded_topics))
-        run.show("test-generation", summaries.summarise_generation(suite))
+        run.show(Step.TEST_GENERATION, summaries.summarise_generation(suite))
 
-    with run.step("test-validation") as counts:
+    with run.step(Step.TEST_VALIDATION) as counts:
         validation = steps.validate(quote(suite), quote(chunks), test_validation)
-        run.publish("test-validation", {"validation.json": validation})
-        run.show("test-validation", summaries.summarise_validation(validation, None, suite))
+        run.publish(Step.TEST_VALIDATION, {"validation.json": validation})
+        run.show(Step.TEST_VALIDATION, summaries.summarise_validation(validation, None, suite))
         cases_decision = review_cases(suite, validation, run.review)
-        run.show("test-validation", summaries.summarise_validation(validation, cases_decision, suite))
+        run.show(Step.TEST_VALIDATION, summaries.summarise_validation(validation, cases_decision, suite))
         suite = steps.exclude(quote(suite), cases_decision.decision["excluded_case_keys"])
         counts.update(
             outliers=sum(case.outlier for case in validation.cases),
@@ -116,22 +106,22 @@ def mrm_workflow(
             excluded=len(cases_decision.decision["excluded_case_keys"]),
         )
 
-    with run.step("automated-evaluation") as counts:
+    with run.step(Step.AUTOMATED_EVALUATION) as counts:
         lab, results, selected, skipped = run.evaluate(suite, evaluators, run.id)
         evaluation = run.publish_evaluation(lab, results, skipped, f"{name}-evaluation")
         counts.update(evaluators=selected, skipped=skipped, problems=evaluation["problems"])
-        run.show("automated-evaluation", summaries.summarise_evaluation(lab, results))
+        run.show(Step.AUTOMATED_EVALUATION, summaries.summarise_evaluation(lab, results))
 
-    with run.step("calibration") as counts:
+    with run.step(Step.CALIBRATION) as counts:
         items = steps.sample_review(quote(lab), quote(results), calibration.per_metric, seed)
-        run.publish("calibration", {"review_items.json": [item.model_dump(mode="json") for item in items]})
-        run.show("calibration", summaries.summarise_review_sample(items))
+        run.publish(Step.CALIBRATION, {"review_items.json": [item.model_dump(mode="json") for item in items]})
+        run.show(Step.CALIBRATION, summaries.summarise_review_sample(items))
         labels_decision = review_calibration(items, run.review, min_labels=MIN_LABELS)
         labels = person_labels(labels_decision)
         fitted = steps.calibrate(quote(items), quote(labels), quote(results), seed)
         thresholds = steps.threshold_book(quote(results), quote(fitted), reviewer_of(labels_decision))
         run.publish(
-            "calibration",
+            Step.CALIBRATION,
             {
                 "calibration.json": fitted,
                 "thresholds.json": thresholds,
@@ -146,11 +136,11 @@ def mrm_workflow(
             labelled=thresholds.labelled,
             recalibrated=sum(entry.source == "calibrated" for entry in thresholds.entries),
         )
-        run.show("calibration", summaries.summarise_calibration(fitted, labels_decision))
+        run.show(Step.CALIBRATION, summaries.summarise_calibration(fitted, labels_decision))
 
-    with run.step("failure-clustering") as counts:
+    with run.step(Step.FAILURE_CLUSTERING) as counts:
         found = steps.clusters(quote(lab), quote(results), quote(thresholds), seed)
-        run.show("failure-clustering", summaries.summarise_clusters(found))
+        run.show(Step.FAILURE_CLUSTERING, summaries.summarise_clusters(found))
         names_decision = review_clusters(found, run.review)
         failure_clusters = found.model_copy(
             update={
@@ -160,20 +150,20 @@ def mrm_workflow(
                 ]
             }
         )
-        run.publish("failure-clustering", {"clusters.json": failure_clusters})
+        run.publish(Step.FAILURE_CLUSTERING, {"clusters.json": failure_clusters})
         counts.update(failures=failure_clusters.failures, clusters=len(failure_clusters.clusters))
-        run.show("failure-clustering", summaries.summarise_clusters(failure_clusters, names_decision))
+        run.show(Step.FAILURE_CLUSTERING, summaries.summarise_clusters(failure_clusters, names_decision))
 
-    with run.step("weakness-detection") as counts:
+    with run.step(Step.WEAKNESS_DETECTION) as counts:
         weakness_report = steps.weaknesses(quote(lab), quote(results), quote(thresholds))
-        run.publish("weakness-detection", {"weaknesses.json": weakness_report})
+        run.publish(Step.WEAKNESS_DETECTION, {"weaknesses.json": weakness_report})
         counts.update(weak_groups=sum(len(m.weakest) for m in weakness_report.metrics))
-        run.show("weakness-detection", summaries.summarise_weaknesses(weakness_report))
+        run.show(Step.WEAKNESS_DETECTION, summaries.summarise_weaknesses(weakness_report))
 
     robustness_reports, perturbed_labs = [], []
     for step, kind, chosen in (
-        ("robustness-input-variations", "input_variations", robustness.variation_perturbators),
-        ("robustness-adversarial", "adversarial", robustness.adversarial_perturbators or _by_kind("adversarial")),
+        (Step.ROBUSTNESS_INPUT_VARIATIONS, "input_variations", robustness.variation_perturbators),
+        (Step.ROBUSTNESS_ADVERSARIAL, "adversarial", robustness.adversarial_perturbators or _by_kind("adversarial")),
     ):
         with run.step(step) as counts:
             perturbed_suite = steps.perturb(
@@ -224,8 +214,8 @@ def workflow_summary(run: WorkflowRun, decisions: list[Decision]) -> WorkflowSum
         run_id=run.id,
         export=str(run.out_dir),
         steps={
-            step: {"status": "completed", "wall_s": round(seconds.get(step, 0.0), 3), **run.counts.get(step, {})}
-            for step in STEPS
+            step.value: {"status": "completed", "wall_s": round(seconds.get(step, 0.0), 3), **run.counts.get(step, {})}
+            for step in Step
         },
         decisions=decisions,
     )

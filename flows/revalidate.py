@@ -4,10 +4,11 @@ breached, a metric regressed, or nothing could be compared with the baseline (ne
 
 from typing import Any
 
-from assay.flows.evaluate import DEFAULT_EVALUATORS, evaluate_flow
+from assay.flows.evaluate import evaluate_flow
 from assay.tasks.revalidate import checked_gates, judge_against_baseline
 from prefect import flow
 
+from assay.models.evaluation import DEFAULT_EVALUATORS
 from assay.models.gates import FailOn
 
 
@@ -37,7 +38,7 @@ def revalidation_flow(
     of that severity or worse; ``fail_on_regression``: fail when a metric is significantly worse than in the
     baseline (95% bootstrap interval below zero) or a case newly fails. A run with nothing comparable to its
     baseline (no test case scored in both on any metric) ends Failed, verdict "not comparable"."""
-    evaluator_ids = evaluators or DEFAULT_EVALUATORS
+    evaluator_ids = evaluators or list(DEFAULT_EVALUATORS)
     checked = checked_gates(gates or [], evaluator_ids)
     summary = evaluate_flow(out=out, suite=suite, hosts=hosts, evaluators=evaluator_ids, name=name)
     verdict = judge_against_baseline(name, summary["run_id"], baseline, checked, fail_on, fail_on_regression)

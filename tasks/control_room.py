@@ -17,7 +17,6 @@ from types import TracebackType
 from uuid import UUID
 
 from assay.artifacts.step_summaries import StepSummary
-from assay.artifacts.workflow_report import STEP_TITLES
 from assay.tasks.timing import current_step
 from prefect import task
 from prefect.artifacts import (
@@ -31,11 +30,12 @@ from prefect.context import FlowRunContext, TaskRunContext
 from prefect.logging import get_run_logger
 
 from assay.escaping import for_markdown_text
+from assay.models.steps import Step, step_title
 
 KEY_PREFIX = "mrm"
 PROGRESS_INTERVAL_S = 1.0
 _NOT_IN_KEY = re.compile(r"[^a-z0-9]+")
-_STEP_NUMBERS = {step: str(number) for number, step in enumerate(STEP_TITLES, 1)}
+_STEP_NUMBERS = {step.value: str(step.number) for step in Step}
 
 
 def prefect_key(*parts: str) -> str:
@@ -52,7 +52,7 @@ def artifact_key(step: str, name: str) -> str:
 
 def _description(step: str, what: str, run_label: str) -> str:
     """Descriptions render as Markdown in the UI; the run label may hold a user-chosen name."""
-    return f"{STEP_TITLES.get(step, step)}: {what} (run {for_markdown_text(run_label)})"
+    return f"{step_title(step)}: {what} (run {for_markdown_text(run_label)})"
 
 
 @task(name="publish-step-summary", task_run_name="summary-{step}", cache_policy=NO_CACHE, persist_result=False)
@@ -135,7 +135,7 @@ class StepProgress:
             return
         try:
             if bar.artifact_id is None:
-                description = f"{STEP_TITLES.get(self.step or '', self.step)}: progress"
+                description = f"{step_title(self.step or '')}: progress"
                 bar.artifact_id = create_progress_artifact(percent, key=self.key, description=description, _sync=True)
             else:
                 update_progress_artifact(bar.artifact_id, percent, _sync=True)

@@ -10,11 +10,11 @@ from collections import Counter
 from typing import Any, TypeVar
 
 from assay.artifacts.report.run_documents import RunDocuments
-from assay.artifacts.workflow_report import STEP_TITLES
 from pydantic import BaseModel, ValidationError
 
 from assay.models import TestSuite
 from assay.models.mrm import Calibration, Decision, SuiteValidation, TopicModel, WorkflowSummary
+from assay.models.steps import Step, step_title
 from assay.models.thresholds import NO_REVIEWER, ThresholdBook
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -93,7 +93,7 @@ def overview(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
     parameters = record.get("parameters") or {}
     summary, problem = load(run, "workflow_summary.json", WorkflowSummary)
     steps = []
-    for step in dict.fromkeys([*STEP_TITLES, *(summary.steps if summary else {})]):
+    for step in dict.fromkeys([*Step, *(summary.steps if summary else {})]):
         recorded = summary.steps.get(step) if summary else None
         has_output = any(name.startswith(f"{step}/") for name in run.documents)
         status = recorded.get("status", "completed") if recorded else "output present" if has_output else NOT_RUN
@@ -101,7 +101,7 @@ def overview(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
         steps.append(
             {
                 "step": step,
-                "title": STEP_TITLES.get(step, step),
+                "title": step_title(step),
                 "status": status,
                 "wall_s": (recorded or {}).get("wall_s"),
                 "counts": counts,
@@ -131,7 +131,7 @@ def overview(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
         "decisions": [
             {
                 "step": step,
-                "title": STEP_TITLES.get(step, step),
+                "title": step_title(step),
                 **who(taken.get(step)),
                 "decision": _decision_counts(taken.get(step)),
                 "record": _artifact_of(record, step),

@@ -11,6 +11,7 @@ from assay.cli import inputs
 from assay.cli.common import command_group, console, options, user_errors
 from assay.cli.gates import GATE_HELP, apply_gates, validated_gates
 from assay.escaping import for_terminal
+from assay.models.evaluation import DEFAULT_EVALUATORS
 
 evaluators_app = command_group("The evaluator catalogue.")
 hosts_app = command_group("Systems under test that Assay can call.")
@@ -90,7 +91,7 @@ def evaluate(
     ] = None,
     evaluators: Annotated[
         str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")
-    ] = "answer_semantic_similarity,text_matching",
+    ] = ",".join(DEFAULT_EVALUATORS),
     param: Annotated[
         list[str] | None,
         typer.Option(

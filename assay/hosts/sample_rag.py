@@ -22,6 +22,7 @@ from assay.embeddings.sentences import split_sentences
 from assay.hosts.base import Host, HostAnswer
 from assay.hosts.retrievers import EmbeddingRetriever, KeywordRetriever, Retriever, keyword_tokens
 from assay.models import Chunk, HostSetting, HostSpec, RetrievedChunk, TestCase
+from assay.models.corpus import DEFAULT_CHUNK_WORDS
 
 NOT_FOUND_ANSWER = "I could not find an answer to that question in the available documents."
 REQUEST_SECONDS = 0.2
@@ -39,7 +40,7 @@ _SAMPLE_SETTINGS = [
     HostSetting(name="corpus", description="Folder of documents to answer from; default: the bundled corpus."),
     HostSetting(name="top_k", description="Chunks retrieved per question.", default=3),
     HostSetting(name="answer_sentences", description="Sentences in an answer at most.", default=2),
-    HostSetting(name="chunk_words", description="Words per corpus chunk.", default=120),
+    HostSetting(name="chunk_words", description="Words per corpus chunk.", default=DEFAULT_CHUNK_WORDS),
 ]
 
 
@@ -60,13 +61,7 @@ class SampleRag(Host):
         returns_tokens=True,
         returns_cost=True,
     )
-    defaults: ClassVar[dict[str, Any]] = {
-        "corpus": None,
-        "top_k": 3,
-        "answer_sentences": 2,
-        "min_similarity": 0.4,
-        "chunk_words": 120,
-    }
+    defaults: ClassVar[dict[str, Any]] = {setting.name: setting.default for setting in spec.settings}
 
     def setting(self, name: str) -> Any:
         return self.config.settings.get(name, self.defaults[name])
@@ -178,7 +173,7 @@ class SampleRagKeyword(SampleRag):
             ],
         }
     )
-    defaults: ClassVar[dict[str, Any]] = {**SampleRag.defaults, "min_similarity": 0.2}
+    defaults: ClassVar[dict[str, Any]] = {setting.name: setting.default for setting in spec.settings}
 
     def make_retriever(self, chunks: Sequence[Chunk]) -> Retriever:
         return KeywordRetriever(chunks)

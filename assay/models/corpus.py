@@ -4,6 +4,9 @@ from pydantic import Field
 
 from assay.models.base import DomainModel, PersistedModel
 
+DEFAULT_CHUNK_WORDS = 120
+"""Words per corpus chunk, unless a run or a host file says otherwise (topic modeling, the sample RAG)."""
+
 
 class Document(DomainModel):
     uri: str = Field(min_length=1, description="Stable identifier, e.g. a file name or URL.")

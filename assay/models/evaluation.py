@@ -8,6 +8,9 @@ from pydantic import Field
 from assay.models.base import DomainModel, PersistedModel
 from assay.models.judges import JudgeSummary
 
+DEFAULT_EVALUATORS = ("answer_semantic_similarity", "text_matching")
+"""Run when a command, flow or deployment names no evaluator: offline, fast, and meaningful on any suite."""
+
 Domain = Literal["generation", "retrieval", "privacy", "fairness", "summarization", "classification"]
 Need = Literal["embeddings", "llm", "model_weights"]
 Task = Literal["summarization", "translation"]

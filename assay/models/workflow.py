@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from assay.models.base import DomainModel
+from assay.models.corpus import DEFAULT_CHUNK_WORDS
 
 Intensity = Literal["low", "medium", "high"]
 
@@ -28,7 +29,7 @@ class TopicModelingParameters(DomainModel):
     hdbscan_cluster_selection_epsilon: float | None = Field(
         default=None, ge=0.0, description="HDBSCAN cluster selection epsilon."
     )
-    chunk_words: int = Field(default=120, ge=20, le=2000, description="Words per corpus chunk.")
+    chunk_words: int = Field(default=DEFAULT_CHUNK_WORDS, ge=20, le=2000, description="Words per corpus chunk.")
 
     def overrides(self) -> dict[str, int | float]:
         """The manual's parameters the user set (the grid search varies the rest)."""

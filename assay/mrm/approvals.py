@@ -18,12 +18,11 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator
 from assay.models.artifacts import ArtifactManifest, Producer
 from assay.models.base import DomainModel
 from assay.models.mrm import Decision, ReviewRecord
+from assay.models.steps import DECIDED_STEPS
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.errors import ArtifactNotFoundError, ObjectNotFoundError
 from assay.storage.run_artifacts import DECISIONS_FLOW, decision_artifact_name
 from assay.storage.runs import RUNS_PREFIX, RunDecision, RunStates
-
-STEPS = ("topic-modeling", "test-validation", "calibration", "failure-clustering")
 
 
 class TopicDecision(DomainModel):
@@ -98,7 +97,7 @@ def load_approvals(path: Path) -> ApprovalsFile:
         return approvals
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(str(part) for part in item['loc'])}: {item['msg']}" for item in error.errors())
-        raise ValueError(f"{path}: {problems} (steps: {', '.join(STEPS)})") from None
+        raise ValueError(f"{path}: {problems} (steps: {', '.join(DECIDED_STEPS)})") from None
 
 
 class DecisionError(ValueError):
@@ -188,7 +187,7 @@ class DecisionStore:
         return decision
 
     def all(self) -> list[Decision]:
-        return [decision for step in STEPS if (decision := self.get(step)) is not None]
+        return [decision for step in DECIDED_STEPS if (decision := self.get(step)) is not None]
 
     def save_page(self, step: str, page: int, answer: dict[str, Any]) -> None:
         """Keep one answered page of a paged review until the whole decision is recorded."""

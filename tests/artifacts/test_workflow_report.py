@@ -3,7 +3,7 @@ and who took them; missing steps reported as not run."""
 
 import json
 
-from assay.artifacts.workflow_report import STEP_TITLES, build_workflow_report
+from assay.artifacts.workflow_report import build_workflow_report
 
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import CaseScores, EvaluationResult, EvaluatorSpec, MetricAggregate, MetricMeta
@@ -18,6 +18,7 @@ from assay.models.mrm import (
     TopicModel,
     WorkflowSummary,
 )
+from assay.models.steps import Step
 
 CASES = [
     TestCase(key="a", prompt="What is the fee?", topic="cards", generator="numerical"),
@@ -50,6 +51,8 @@ TOPICS = TopicModel(
     silhouette=0.41,
     grid=[{"silhouette": 0.41}, {"silhouette": 0.2}],
 )
+
+STEP_TITLES = {step.value: step.title for step in Step}
 VALIDATION = SuiteValidation(
     cases=[
         CaseValidation(test_case_key="a", cosine=0.8),
