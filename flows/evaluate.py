@@ -6,7 +6,7 @@ from typing import Any
 from assay.evaluators import Services, build_evaluator
 from assay.evaluators.selection import run_parameters
 from assay.evaluators.shards import shard_lab, shard_suite, unshardable_reason
-from assay.flows.attempts import claim_run, run_tag
+from assay.flows.attempts import open_run, run_tag
 from assay.flows.scale_out import choose_scale_out, dask_task_runner, where_they_ran
 from assay.tasks.evaluate import build_lab, evaluate, join, merge, publish, select
 from assay.tasks.report import REPORT_FILE, link_report
@@ -19,8 +19,7 @@ from assay.hosts import files as host_files
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import DEFAULT_EVALUATORS, EvaluationResult
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
-from assay.storage.factory import open_object_store, open_signer
-from assay.storage.runs import RunStates, export_folder, fingerprint
+from assay.storage.runs import fingerprint
 
 
 @flow(name="evaluate", log_prints=True, persist_result=False)
@@ -69,21 +68,16 @@ def evaluate_flow(
         build_evaluator(evaluator_id, Services(), **values)
     source, host_configs, inputs = _read_inputs(suite, suite_format, lab, lab_format, hosts)
     evaluation_name = name or _slug(source.name)
-    settings = load_settings()
-    runs = RunStates(open_object_store(settings), open_signer(settings))
-    record = runs.start(
-        fingerprint(inputs, evaluator_ids, parameters, judge_config, options),
-        run_id,
+    run = open_run(
         workflow="evaluate",
+        inputs_fingerprint=fingerprint(inputs, evaluator_ids, parameters, judge_config, options),
+        run_id=run_id,
+        out=out,
         parameters={"suite": suite, "lab": lab, "evaluators": evaluator_ids, "evaluator_parameters": parameters},
         fingerprints={"inputs": inputs},
     )
-    out_dir = export_folder(out, record.run_id, settings.home)
-    record = runs.exported_to(record, str(out_dir))
-    superseded = claim_run(record.run_id)
+    record, out_dir = run.record, run.out_dir
     print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
-    if superseded:
-        print(f"marked {len(superseded)} unfinished earlier attempt(s) of this run as crashed")
     print(scale_out.line())
     if scale_out.on_dask:
         on_dask = evaluate_shards_flow.with_options(
@@ -117,7 +111,7 @@ def evaluate_flow(
         f"evaluations/{evaluation_name}/{REPORT_FILE}",
         record.run_id,
     )
-    runs.finish(record)
+    run.finish()
     return summary
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from assay.artifacts.step_summaries import StepSummary
 from assay.evaluators.selection import run_parameters
-from assay.flows.attempts import claim_run
+from assay.flows.attempts import OpenRun, open_run
 from assay.flows.review import ReviewContext
 from assay.tasks import mrm as steps
 from assay.tasks.control_room import progress_part, publish_step_summary, step_progress
@@ -28,13 +28,12 @@ from assay.models.workflow import MrmParameters
 from assay.mrm.approvals import DecisionStore, load_approvals
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.factory import open_object_store, open_signer
-from assay.storage.runs import RunRecord, RunStates, StepTimings, export_folder, fingerprint, folder_fingerprint
+from assay.storage.runs import RunRecord, StepTimings, fingerprint, folder_fingerprint
 
 
 @dataclass
 class WorkflowRun:
-    record: RunRecord
-    out_dir: Path
+    opened: OpenRun
     prefix: str
     review: ReviewContext
     hosts: list[ModelHost]
@@ -42,7 +41,15 @@ class WorkflowRun:
 
     @property
     def id(self) -> str:
-        return self.record.run_id
+        return self.opened.id
+
+    @property
+    def record(self) -> RunRecord:
+        return self.opened.record
+
+    @property
+    def out_dir(self) -> Path:
+        return self.opened.out_dir
 
     @classmethod
     def open(
@@ -81,14 +88,15 @@ class WorkflowRun:
             "approvals": approvals,
             **parameters.model_dump(mode="json"),
         }
-        states = RunStates(store, open_signer(settings))
-        record = states.start(
-            fingerprint(fingerprints), run_id, workflow="mrm-workflow", parameters=given, fingerprints=fingerprints
+        opened = open_run(
+            workflow="mrm-workflow",
+            inputs_fingerprint=fingerprint(fingerprints),
+            run_id=run_id,
+            out=out,
+            parameters=given,
+            fingerprints=fingerprints,
         )
-        out_dir = export_folder(out, record.run_id, settings.home)
-        record = states.exported_to(record, str(out_dir))
-        if superseded := claim_run(record.run_id):
-            print(f"run {record.run_id}: marked {len(superseded)} unfinished earlier attempt(s) as crashed")
+        record, out_dir = opened.record, opened.out_dir
         print(
             f"run {record.run_id}: corpus {corpus_folder} ({fingerprints['corpus'][:12]}), "
             f"{len(configs)} host(s), export to {out_dir}"
@@ -99,7 +107,7 @@ class WorkflowRun:
             approvals=approvals_file,
             page_size=parameters.calibration.page_size,
         )
-        return cls(record=record, out_dir=out_dir, prefix=f"mrm/{name}", review=review, hosts=configs)
+        return cls(opened=opened, prefix=f"mrm/{name}", review=review, hosts=configs)
 
     @contextmanager
     def step(self, step: str) -> Iterator[dict[str, Any]]:
@@ -155,5 +163,4 @@ class WorkflowRun:
         return publish(quote(lab), quote(results), str(self.out_dir / "automated-evaluation"), name, self.id, skipped)
 
     def finish(self) -> None:
-        settings = load_settings()
-        RunStates(open_object_store(settings), open_signer(settings)).finish(self.record)
+        self.opened.finish()
