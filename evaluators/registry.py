@@ -4,30 +4,27 @@ from typing import Any
 
 from assay.evaluators.base import Evaluator, Services
 
-_REGISTRY: dict[str, type[Evaluator]] = {}
+from assay.registry import Registry
+
+
+def _check_shardable(cls: type[Evaluator]) -> None:
+    if not isinstance(cls.shardable, bool):
+        raise TypeError(f"evaluator {cls.spec.id!r}: 'shardable' must be True or False, got {cls.shardable!r}")
+
+
+_EVALUATORS: Registry[Evaluator] = Registry("evaluator", lambda cls: cls.spec.id, _check_shardable)
 
 
 def register(cls: type[Evaluator]) -> type[Evaluator]:
-    evaluator_id = cls.spec.id
-    if not isinstance(cls.shardable, bool):
-        raise TypeError(f"evaluator {evaluator_id!r}: 'shardable' must be True or False, got {cls.shardable!r}")
-    if evaluator_id in _REGISTRY and _REGISTRY[evaluator_id] is not cls:
-        raise ValueError(f"evaluator id {evaluator_id!r} is registered twice")
-    _REGISTRY[evaluator_id] = cls
-    return cls
+    return _EVALUATORS.register(cls)
 
 
 def evaluator_ids() -> list[str]:
-    return sorted(_REGISTRY)
+    return _EVALUATORS.ids()
 
 
 def evaluator_class(evaluator_id: str) -> type[Evaluator]:
-    try:
-        return _REGISTRY[evaluator_id]
-    except KeyError:
-        raise ValueError(
-            f"unknown evaluator {evaluator_id!r}; known evaluators: {', '.join(evaluator_ids())}"
-        ) from None
+    return _EVALUATORS.get(evaluator_id)
 
 
 def build_evaluator(evaluator_id: str, services: Services | None = None, **parameters: Any) -> Evaluator:

@@ -2,30 +2,30 @@
 
 from assay.perturbators.base import Perturbator, metadata_problems
 
-_REGISTRY: dict[str, type[Perturbator]] = {}
+from assay.registry import Registry
 
 
-def register(cls: type[Perturbator]) -> type[Perturbator]:
-    """Fails at import time on incomplete metadata or a reused id, so a broken plugin never half-works."""
+def _check_metadata(cls: type[Perturbator]) -> None:
+    """Fails at import time on incomplete metadata, so a broken plugin never half-works."""
     problems = metadata_problems(cls)
     if problems:
         raise ValueError(f"perturbator {cls.__name__}: {'; '.join(problems)}")
-    if cls.id in _REGISTRY and _REGISTRY[cls.id] is not cls:
-        raise ValueError(f"perturbator id {cls.id!r} is registered twice")
-    _REGISTRY[cls.id] = cls
-    return cls
+
+
+_PERTURBATORS: Registry[Perturbator] = Registry(
+    "perturbator", lambda cls: cls.id, _check_metadata, case_insensitive=True
+)
+
+
+def register(cls: type[Perturbator]) -> type[Perturbator]:
+    return _PERTURBATORS.register(cls)
 
 
 def perturbator_ids() -> list[str]:
-    return sorted(_REGISTRY)
+    return _PERTURBATORS.ids()
 
 
 def get_perturbator(perturbator_id: str) -> Perturbator:
     """The perturbator registered as ``perturbator_id``; case does not matter, so the seed's 'random_OCR'
     finds 'random_ocr'."""
-    try:
-        return _REGISTRY[perturbator_id.lower()]()
-    except KeyError:
-        raise ValueError(
-            f"unknown perturbator {perturbator_id!r}; known perturbators: {', '.join(perturbator_ids())}"
-        ) from None
+    return _PERTURBATORS.get(perturbator_id)()

@@ -6,15 +6,13 @@ that replays a test lab needs none of them. A class is validated when it is load
 with ``register_host``; ``host_specs`` (and the conformance suite) load them all."""
 
 from collections.abc import Callable
-from importlib import import_module
 
 from pydantic import ValidationError
 
 from assay.embeddings.engine import Embedder
 from assay.hosts.base import Host
 from assay.models import HostSpec, ModelHost
-
-_REGISTRY: dict[str, type[Host]] = {}
+from assay.registry import Registry
 
 
 def _validated_spec(cls: type[Host]) -> HostSpec:
@@ -42,11 +40,7 @@ def _validated_spec(cls: type[Host]) -> HostSpec:
 
 def register_host(cls: type[Host]) -> type[Host]:
     """Add a host class to the registry after checking its metadata; a clear ``ValueError`` otherwise."""
-    spec = _validated_spec(cls)
-    if spec.id in _REGISTRY and _REGISTRY[spec.id] is not cls:
-        raise ValueError(f"host type {spec.id!r} is registered twice")
-    _REGISTRY[spec.id] = cls
-    return cls
+    return _HOSTS.register(cls)
 
 
 BUILTIN_HOSTS: dict[str, str] = {
@@ -67,14 +61,9 @@ BUILTIN_HOSTS: dict[str, str] = {
 }
 """Built-in host type -> "module:Class", imported when the type is first used."""
 
-
-def _load_builtin(host_type: str) -> type[Host]:
-    module_name, class_name = BUILTIN_HOSTS[host_type].split(":")
-    cls = getattr(import_module(module_name), class_name)
-    if getattr(cls, "type", None) != host_type:
-        raise ValueError(f"built-in host {BUILTIN_HOSTS[host_type]} declares type {cls.type!r}, not {host_type!r}")
-    return register_host(cls)
-
+_HOSTS: Registry[Host] = Registry(
+    "host type", lambda cls: cls.type, _validated_spec, plural="types", builtins=BUILTIN_HOSTS, id_name="type"
+)
 
 _DEFAULT_NAMES = {
     "sample-rag": "Sample RAG (embedding retrieval)",
@@ -83,15 +72,11 @@ _DEFAULT_NAMES = {
 
 
 def host_types() -> list[str]:
-    return sorted(set(_REGISTRY) | set(BUILTIN_HOSTS))
+    return _HOSTS.ids()
 
 
 def host_class(host_type: str) -> type[Host]:
-    if host_type in _REGISTRY:
-        return _REGISTRY[host_type]
-    if host_type in BUILTIN_HOSTS:
-        return _load_builtin(host_type)
-    raise ValueError(f"unknown host type {host_type!r}; known types: {', '.join(host_types())}")
+    return _HOSTS.get(host_type)
 
 
 def host_spec(host_type: str) -> HostSpec:
