@@ -12,7 +12,7 @@ So a label is the person's verdict on the answer, not on the metric:
 
 A label counts only for the metric it was given on: the reviewer judged the answer in the light of that
 metric's question, so it is not carried over to the same answer under another metric. Only a person's labels
-reach this code (``flows.mrm.person_labels``): a policy never labels, so no figure here is a policy's output.
+reach this code (``flows.mrm_steps.person_labels``): a policy never labels, so no figure here is a policy's output.
 
 Two cautions a committee should read with the figures: the review sample puts half its items near the
 threshold (``sample_for_review``), where verdicts are hardest, so the figures describe that sample rather than
