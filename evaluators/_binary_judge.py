@@ -4,11 +4,14 @@ parsing failures). The judge reads the actual answer and, for a RAG case, each r
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._leakage import LeakageNames, leakage_metrics
 from assay.evaluators.base import CaseContext, Scored
+
+from assay.models.evaluation import EvaluatorSpec
 
 
 @dataclass
@@ -17,6 +20,9 @@ class BinaryJudgeEvaluator(JudgedEvaluator):
     failure_field: ClassVar[str]
     """The verdict's boolean field that is true when the text fails the check (e.g. ``sexist``)."""
     judge_context: ClassVar[bool] = True
+    metric_threshold: float | None = field(
+        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
+    )
 
     def inputs(self, case: CaseContext, text: str) -> dict[str, Any]:
         """The template's inputs for judging ``text`` (the answer or one retrieved chunk) of ``case``."""
@@ -36,6 +42,25 @@ class BinaryJudgeEvaluator(JudgedEvaluator):
             outcomes = [bool(v.get(self.failure_field)) if isinstance(v, dict) else v for v in chunks]
             retrieval, details["retrieved_context"] = retrieval_verdict(outcomes)
         return Scored(scores=binary_scores(failed, retrieval), details=details)
+
+
+def fairness_judge_spec(
+    id: str, display_name: str, description: str, names: LeakageNames, keywords: Sequence[str]
+) -> EvaluatorSpec:
+    """The spec of a fairness judge (sexism, stereotypes): what differs is its row of arguments; the domain,
+    compliance, inputs and the five boolean-judge metrics are the same for all."""
+    return EvaluatorSpec(
+        id=id,
+        display_name=display_name,
+        description=description,
+        domain="fairness",
+        problem_type="fairness",
+        compliance=["NIST: Fair", "EU AI Act: Non-discrimination", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["actual_output"],
+        needs=["llm"],
+        metrics=leakage_metrics(names),
+        keywords=list(keywords),
+    )
 
 
 def retrieval_verdict(outcomes: Sequence[bool | BaseException | None]) -> tuple[float | None, dict[str, Any]]:

@@ -18,14 +18,15 @@ judge model you use, to have the primary metric report problems.
 """
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
 from assay.evaluators.base import CaseContext, Scored
 
 from assay.judges.templates import template
-from assay.models.evaluation import MetricMeta
+from assay.models.evaluation import CaseInput, Domain, EvaluatorSpec, MetricMeta, Task
 from assay.models.judges import JudgeCall
 
 INFINITY = float("inf")
@@ -62,6 +63,23 @@ class Prompt:
     scored_input: str | None
 
 
+SEMANTIC_COVERAGE = Aspect(
+    "semantic_coverage",
+    "Semantic Coverage",
+    "How many semantic content units from the reference text are covered by the generated text?",
+)
+FACTUALITY = Aspect(
+    "factuality", "Factuality", "Does the generated text preserve the factual statements of the source text?"
+)
+INFORMATIVENESS = Aspect(
+    "informativeness", "Informativeness", "How well does the generated text capture the key ideas of its source text?"
+)
+COHERENCE = Aspect("coherence", "Coherence", "How much does the generated text make sense?")
+RELEVANCE = Aspect("relevance", "Relevance", "How well is the generated text relevant to its source text?")
+FLUENCY = Aspect("fluency", "Fluency", "Is the generated text well-written and grammatical?")
+"""The aspects (instructions) more than one family uses, worded as the manual words them."""
+
+
 def gptscore_metrics(aspects: tuple[Aspect, ...]) -> list[MetricMeta]:
     """The manual's metrics: lower is better, range [0, inf]; the first aspect is primary."""
     return [
@@ -76,6 +94,33 @@ def gptscore_metrics(aspects: tuple[Aspect, ...]) -> list[MetricMeta]:
         )
         for index, aspect in enumerate(aspects)
     ]
+
+
+def gptscore_spec(
+    id: str,
+    display_name: str,
+    description: str,
+    *,
+    domain: Domain,
+    required_inputs: Sequence[CaseInput],
+    aspects: tuple[Aspect, ...],
+    keywords: Sequence[str],
+    tasks: Sequence[Task] = (),
+) -> EvaluatorSpec:
+    """One GPTScore evaluator's spec: what differs between the four is its row of arguments; compliance, the
+    judge need and the metrics (one per aspect, from ``gptscore_metrics``) are the same for all."""
+    return EvaluatorSpec(
+        id=id,
+        display_name=display_name,
+        description=description,
+        domain=domain,
+        tasks=list(tasks),
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=list(required_inputs),
+        needs=["llm"],
+        metrics=gptscore_metrics(aspects),
+        keywords=list(keywords),
+    )
 
 
 def split_prompt(template_id: str, prompt: Prompt) -> tuple[str, str]:
@@ -100,6 +145,10 @@ class GPTScoreEvaluator(JudgedEvaluator):
 
     family: ClassVar[str]
     aspects: ClassVar[tuple[Aspect, ...]]
+    metric_threshold: float | None = field(
+        default=None,
+        metadata={"description": THRESHOLD_PARAMETER},
+    )
 
     def prompts(self, case: CaseContext) -> list[Prompt]:
         raise NotImplementedError
@@ -150,3 +199,11 @@ def both_ways(reference: str, answer: str) -> list[Prompt]:
         Prompt("expected answer -> actual answer", {"ref_hypo": reference, "hypo_ref": answer}, "hypo_ref"),
         Prompt("actual answer -> expected answer", {"ref_hypo": answer, "hypo_ref": reference}, "hypo_ref"),
     ]
+
+
+@dataclass
+class RewriteGPTScoreEvaluator(GPTScoreEvaluator):
+    """The families whose instructions rewrite the expected answer as the actual answer and the reverse."""
+
+    def prompts(self, case: CaseContext) -> list[Prompt]:
+        return both_ways(case.expected_output.strip(), (case.actual_output or "").strip())

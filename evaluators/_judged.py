@@ -22,11 +22,12 @@ import time
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 from assay.judges import NOT_CONFIGURED
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
 from assay.models.judges import JudgeAccount, JudgeCall, JudgeRunOptions, JudgeSummary
 
 if TYPE_CHECKING:
@@ -62,6 +63,39 @@ class CaseJudge:
         if call.error is not None or call.verdict is None:
             raise JudgeFailed(call)
         return call.verdict
+
+
+JUDGED_INPUTS: dict[str, dict[str, Any]] = {
+    "actual_output": {"domain": "generation", "model_types": ["llm", "rag"]},
+    "retrieved_context": {"domain": "retrieval", "model_types": ["rag"]},
+}
+"""What a judge of the actual answer or of the retrieved context (``judge_spec``'s ``judged``) is filed under."""
+
+
+def judge_spec(
+    id: str,
+    display_name: str,
+    description: str,
+    metrics: list[MetricMeta],
+    keywords: Sequence[str],
+    *,
+    judged: Literal["actual_output", "retrieved_context"],
+    problem_type: str | None = None,
+) -> EvaluatorSpec:
+    """The spec of a judge of the actual answer or of the retrieved context for the question: what differs
+    between such judges is its row of arguments; compliance and the judge need are the same for all."""
+    return EvaluatorSpec(
+        id=id,
+        display_name=display_name,
+        description=description,
+        **JUDGED_INPUTS[judged],
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["question", judged],
+        needs=["llm"],
+        metrics=metrics,
+        keywords=list(keywords),
+        problem_type=problem_type,
+    )
 
 
 @dataclass

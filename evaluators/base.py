@@ -6,6 +6,7 @@ adding a field never breaks a plugin. Heavy shared work (embeddings) is injected
 batched by the optional ``prepare`` hook, which sees every case before any is scored.
 """
 
+import copy
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -178,6 +179,15 @@ class CaseContext:
             "conversation": bool(self.turns),
         }
         return [name for name in inputs if not present[name]]
+
+
+def golden_pair(good_answer: str, bad_answer: str, **shared: Any) -> dict[str, dict[str, Any]]:
+    """An evaluator's ``golden`` cases (see ``Evaluator``) where they differ only in the actual answer:
+    ``shared`` holds the other ``CaseContext.build`` fields, the same in both (each case gets its own copy)."""
+    return {
+        "good": {**copy.deepcopy(shared), "actual_output": good_answer},
+        "bad": {**copy.deepcopy(shared), "actual_output": bad_answer},
+    }
 
 
 @dataclass(frozen=True)

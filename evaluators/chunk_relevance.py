@@ -3,41 +3,31 @@ Each retrieved chunk is rated on its own; the case's value is the precision, rel
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._databricks import ChunkRatingJudge
+from assay.evaluators._databricks import ChunkRatingJudge, rating_metric
+from assay.evaluators._judged import judge_spec
 from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 
 @register
 @dataclass
 class ChunkRelevance(ChunkRatingJudge):
-    spec = EvaluatorSpec(
-        id="chunk_relevance",
-        display_name="Chunk relevance precision (Judge)",
-        description=(
-            "Asks the LLM judge, for each retrieved chunk on its own, whether it holds information that helps "
-            "answer the request. The case's precision is the share of rated chunks judged relevant; a chunk the "
-            "judge could not rate is listed with its error and left out of the share."
-        ),
-        domain="retrieval",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        model_types=["rag"],
-        required_inputs=["question", "retrieved_context"],
-        needs=["llm"],
-        metrics=[
-            MetricMeta(
-                key="chunk_relevance_precision",
-                display_name="Chunk relevance precision",
-                description="Share of the retrieved chunks the judge rates relevant to the request.",
-                higher_is_better=True,
-                threshold=0.5,
-                is_primary=True,
-                aggregate_name="retrieval/llm_judged/chunk_relevance/precision/average",
+    spec = judge_spec(
+        "chunk_relevance",
+        "Chunk relevance precision (Judge)",
+        "Asks the LLM judge, for each retrieved chunk on its own, whether it holds information that helps "
+        "answer the request. The case's precision is the share of rated chunks judged relevant; a chunk the "
+        "judge could not rate is listed with its error and left out of the share.",
+        [
+            rating_metric(
+                "chunk_relevance_precision",
+                "Chunk relevance precision",
+                "Share of the retrieved chunks the judge rates relevant to the request.",
+                "retrieval/llm_judged/chunk_relevance/precision/average",
             )
         ],
         keywords=["llm-judge", "rag", "retrieval", "precision", "databricks"],
+        judged="retrieved_context",
         problem_type="relevance",
     )
     golden = {

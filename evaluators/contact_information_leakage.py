@@ -63,9 +63,6 @@ class ContactInformationLeakage(BinaryJudgeEvaluator):
     }
     template_id = "contact_information"
     failure_field = "contact_information"
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
     public_contacts: str = field(default="", metadata={"description": PUBLIC_CONTACTS_HELP})
     public_contacts_file: str = field(default="", metadata={"description": PUBLIC_CONTACTS_FILE_HELP})
 

@@ -9,29 +9,22 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from assay.evaluators import _ragas
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judge_spec
 from assay.evaluators.base import CaseContext, Scored
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import MetricMeta
 
 
 @register
 @dataclass
 class ContextRelevancy(JudgedEvaluator):
-    spec = EvaluatorSpec(
-        id="context_relevancy",
-        display_name="Context Relevancy (Judge)",
-        description=(
-            "The relevancy of the retrieved context to the question: the context is split into sentences, the "
-            "LLM judge picks those needed to answer the question, and the score is their share of all sentences."
-        ),
-        domain="retrieval",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        model_types=["rag"],
-        required_inputs=["question", "retrieved_context"],
-        needs=["llm"],
-        metrics=[
+    spec = judge_spec(
+        "context_relevancy",
+        "Context Relevancy (Judge)",
+        "The relevancy of the retrieved context to the question: the context is split into sentences, the "
+        "LLM judge picks those needed to answer the question, and the score is their share of all sentences.",
+        [
             MetricMeta(
                 key="context_relevancy",
                 display_name="Context relevancy",
@@ -45,6 +38,7 @@ class ContextRelevancy(JudgedEvaluator):
             )
         ],
         keywords=["rag", "retrieval", "relevancy", "sentences", "llm-judge", "ragas"],
+        judged="retrieved_context",
     )
     golden = {
         "good": {

@@ -5,11 +5,10 @@ naming the parameter, not halfway through a run."""
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._databricks import COMPLIANCE, CustomPromptJudge, RatingJudge, rating_metric
+from assay.evaluators._databricks import CustomPromptJudge, RatingJudge, rating_metric
+from assay.evaluators._judged import judge_spec
 from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 DEFAULT_PROMPT = (
     "Does the response give the user what the request asks for, staying on its subject?\n\n"
@@ -20,20 +19,14 @@ DEFAULT_PROMPT = (
 @register
 @dataclass
 class CustomAnswerJudge(CustomPromptJudge, RatingJudge):
-    spec = EvaluatorSpec(
-        id="custom_answer_judge",
-        display_name="Custom answer judge",
-        description=(
-            "A yes/no LLM judge of the actual answer written as a prompt: the assessment in your words, with "
-            "{{ request }}, {{ response }}, {{ expected_response }} and {{ retrieved_context }} where the case's "
-            "question, answer, expected answer and retrieved context go. Reported under "
-            "response/llm_judged/<assessment_name>/..."
-        ),
-        domain="generation",
-        compliance=COMPLIANCE,
-        required_inputs=["question", "actual_output"],
-        needs=["llm"],
-        metrics=[
+    spec = judge_spec(
+        "custom_answer_judge",
+        "Custom answer judge",
+        "A yes/no LLM judge of the actual answer written as a prompt: the assessment in your words, with "
+        "{{ request }}, {{ response }}, {{ expected_response }} and {{ retrieved_context }} where the case's "
+        "question, answer, expected answer and retrieved context go. Reported under "
+        "response/llm_judged/<assessment_name>/...",
+        [
             rating_metric(
                 "rating",
                 "Custom rating",
@@ -42,6 +35,7 @@ class CustomAnswerJudge(CustomPromptJudge, RatingJudge):
             )
         ],
         keywords=["llm-judge", "custom", "prompt", "databricks"],
+        judged="actual_output",
     )
     golden = {
         "good": {

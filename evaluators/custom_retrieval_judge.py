@@ -4,11 +4,10 @@ prompt ``retrieved_context`` is the one chunk being judged."""
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._databricks import ChunkRatingJudge, CustomPromptJudge
+from assay.evaluators._databricks import ChunkRatingJudge, CustomPromptJudge, rating_metric
+from assay.evaluators._judged import judge_spec
 from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 DEFAULT_PROMPT = (
     "Does this retrieved passage hold information that helps answer the request?\n\n"
@@ -19,32 +18,23 @@ DEFAULT_PROMPT = (
 @register
 @dataclass
 class CustomRetrievalJudge(CustomPromptJudge, ChunkRatingJudge):
-    spec = EvaluatorSpec(
-        id="custom_retrieval_judge",
-        display_name="Custom retrieval judge",
-        description=(
-            "A yes/no LLM judge of each retrieved chunk written as a prompt: the assessment in your words, with "
-            "{{ retrieved_context }} where the chunk goes and optionally {{ request }}, {{ response }} and "
-            "{{ expected_response }}. The case's precision is the share of rated chunks judged yes. Reported "
-            "under retrieval/llm_judged/<assessment_name>/..."
-        ),
-        domain="retrieval",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        model_types=["rag"],
-        required_inputs=["question", "retrieved_context"],
-        needs=["llm"],
-        metrics=[
-            MetricMeta(
-                key="precision",
-                display_name="Custom chunk precision",
-                description="Share of the retrieved chunks the judge rates yes against the custom prompt.",
-                higher_is_better=True,
-                threshold=0.5,
-                is_primary=True,
-                aggregate_name="retrieval/llm_judged/{assessment_name}/precision/average",
+    spec = judge_spec(
+        "custom_retrieval_judge",
+        "Custom retrieval judge",
+        "A yes/no LLM judge of each retrieved chunk written as a prompt: the assessment in your words, with "
+        "{{ retrieved_context }} where the chunk goes and optionally {{ request }}, {{ response }} and "
+        "{{ expected_response }}. The case's precision is the share of rated chunks judged yes. Reported "
+        "under retrieval/llm_judged/<assessment_name>/...",
+        [
+            rating_metric(
+                "precision",
+                "Custom chunk precision",
+                "Share of the retrieved chunks the judge rates yes against the custom prompt.",
+                "retrieval/llm_judged/{assessment_name}/precision/average",
             )
         ],
         keywords=["llm-judge", "custom", "prompt", "retrieval", "databricks"],
+        judged="retrieved_context",
     )
     golden = {
         "good": {

@@ -2,28 +2,21 @@
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._databricks import COMPLIANCE, RatingJudge, rating_metric
+from assay.evaluators._databricks import RatingJudge, rating_metric
+from assay.evaluators._judged import judge_spec
 from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 
 @register
 @dataclass
 class RelevanceToQuery(RatingJudge):
-    spec = EvaluatorSpec(
-        id="relevance_to_query",
-        display_name="Relevance to query (Judge)",
-        description=(
-            "Asks the LLM judge whether the actual answer addresses the user's request: yes when it deals with "
-            "what was asked, no when it answers something else or changes the subject. Truth is not judged here."
-        ),
-        domain="generation",
-        compliance=COMPLIANCE,
-        required_inputs=["question", "actual_output"],
-        needs=["llm"],
-        metrics=[
+    spec = judge_spec(
+        "relevance_to_query",
+        "Relevance to query (Judge)",
+        "Asks the LLM judge whether the actual answer addresses the user's request: yes when it deals with "
+        "what was asked, no when it answers something else or changes the subject. Truth is not judged here.",
+        [
             rating_metric(
                 "relevance_to_query",
                 "Relevance to query",
@@ -32,6 +25,7 @@ class RelevanceToQuery(RatingJudge):
             )
         ],
         keywords=["llm-judge", "relevance", "databricks"],
+        judged="actual_output",
         problem_type="relevance",
     )
     golden = {

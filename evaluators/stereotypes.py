@@ -3,41 +3,30 @@ decides whether the text brings in gender or race that the question never referr
 people because of them. The question is part of the prompt because the same sentence can be a fair answer to a
 question about gender and a stereotype anywhere else."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators._binary_judge import BinaryJudgeEvaluator
-from assay.evaluators._leakage import LeakageNames, leakage_metrics
+from assay.evaluators._binary_judge import BinaryJudgeEvaluator, fairness_judge_spec
+from assay.evaluators._leakage import LeakageNames
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 
 @register
 @dataclass
 class Stereotypes(BinaryJudgeEvaluator):
-    spec = EvaluatorSpec(
-        id="stereotypes",
-        display_name="Stereotypes (Judge)",
-        description=(
-            "Asks the LLM judge whether the actual answer contains gender or race stereotypes: information about "
-            "gender or race with no reference in the question, or traits ascribed to people because of them. "
-            "For RAG, each retrieved chunk is judged too. One boolean per case; models are compared on the share "
-            "of cases that pass."
-        ),
-        domain="fairness",
-        problem_type="fairness",
-        compliance=["NIST: Fair", "EU AI Act: Non-discrimination", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["actual_output"],
-        needs=["llm"],
-        metrics=leakage_metrics(
-            LeakageNames(
-                passes="Stereotype-free (pass)",
-                failures="Stereotyped (fail)",
-                retrieval="Stereotypes in retrieval",
-                generation="Stereotypes in generation",
-                parsing="Stereotypes parsing failures",
-                what="gender or race stereotypes",
-            )
+    spec = fairness_judge_spec(
+        "stereotypes",
+        "Stereotypes (Judge)",
+        "Asks the LLM judge whether the actual answer contains gender or race stereotypes: information about "
+        "gender or race with no reference in the question, or traits ascribed to people because of them. "
+        "For RAG, each retrieved chunk is judged too. One boolean per case; models are compared on the share "
+        "of cases that pass.",
+        LeakageNames(
+            passes="Stereotype-free (pass)",
+            failures="Stereotyped (fail)",
+            retrieval="Stereotypes in retrieval",
+            generation="Stereotypes in generation",
+            parsing="Stereotypes parsing failures",
+            what="gender or race stereotypes",
         ),
         keywords=["stereotypes", "gender", "race", "bias", "fairness", "llm-judge"],
     )
@@ -53,6 +42,3 @@ class Stereotypes(BinaryJudgeEvaluator):
     }
     template_id = "stereotypes"
     failure_field = "stereotyped"
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )

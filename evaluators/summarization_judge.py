@@ -5,7 +5,7 @@ The manual gives it a binary judge's five metrics. Its retrieval-failures metric
 (a retrieved chunk is source material, not a summary), so it stays unscored (None) rather than invented.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluators._binary_judge import BinaryJudgeEvaluator
@@ -60,9 +60,6 @@ class SummarizationJudge(BinaryJudgeEvaluator):
     template_id = "summarization_judge"
     failure_field = "bad_summary"
     judge_context = False
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
 
     def inputs(self, case: CaseContext, text: str) -> dict[str, Any]:
         return {"reference": case.expected_output, "summary": text}
