@@ -7,7 +7,7 @@ from assay.evaluators import Services, build_evaluator
 from assay.evaluators.selection import run_parameters
 from assay.evaluators.shards import shard_lab, shard_suite, unshardable_reason
 from assay.flows.attempts import open_run, run_tag
-from assay.flows.scale_out import choose_scale_out, dask_task_runner, where_they_ran
+from assay.flows.scale_out import ScaleOut, choose_scale_out, dask_task_runner, where_they_ran
 from assay.tasks.evaluate import build_lab, evaluate, join, merge, publish, select
 from assay.tasks.report import REPORT_FILE, link_report
 from prefect import flow, tags
@@ -56,16 +56,11 @@ def evaluate_flow(
     (``flows.scale_out.choose_scale_out``; the log says what chose). The shards then run in the subflow
     ``evaluate-shards`` with a Dask task runner made at run time (see :func:`evaluate_shards_flow`). Without
     Dask, shards go to this flow's own task runner."""
-    if (suite is None) == (lab is None):
-        raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
-    if shard_size < 0:
-        raise ValueError(f"shard_size must be 0 (no shards) or more, got {shard_size}")
+    _check_arguments(suite, lab, shard_size)
     scale_out = choose_scale_out(dask_address, dask_workers, shard_size)
     evaluator_ids, parameters, judge_config, options = _run_settings(
         evaluators, evaluator_parameters, judge, judge_options
     )
-    for evaluator_id, values in parameters.items():  # a typo fails here, before any host is asked
-        build_evaluator(evaluator_id, Services(), **values)
     source, host_configs, inputs = _read_inputs(suite, suite_format, lab, lab_format, hosts)
     evaluation_name = name or _slug(source.name)
     run = open_run(
@@ -76,43 +71,42 @@ def evaluate_flow(
         parameters={"suite": suite, "lab": lab, "evaluators": evaluator_ids, "evaluator_parameters": parameters},
         fingerprints={"inputs": inputs},
     )
-    record, out_dir = run.record, run.out_dir
-    print(f"run {record.run_id}: evaluators {', '.join(evaluator_ids)}")
+    print(f"run {run.id}: evaluators {', '.join(evaluator_ids)}")
     print(scale_out.line())
     if scale_out.on_dask:
-        on_dask = evaluate_shards_flow.with_options(
-            task_runner=dask_task_runner(scale_out.address, scale_out.workers),
-            flow_run_name=f"shards-of-{record.run_id}",
-        )
-        with tags(run_tag(record.run_id)):  # a killed attempt's subflow is marked Crashed with it on resume
-            shards = on_dask(
-                run_id=record.run_id,
-                inputs=inputs,
-                shard_size=scale_out.shard_size,
-                suite=suite,
-                suite_format=suite_format,
-                lab=lab,
-                lab_format=lab_format,
-                hosts=hosts,
-                evaluators=evaluators,
-                evaluator_parameters=evaluator_parameters,
-                judge=judge,
-                judge_options=judge_options,
-            )
-        test_lab, results, skipped = shards.unquote()
+        given = {"suite": suite, "suite_format": suite_format, "lab": lab, "lab_format": lab_format, "hosts": hosts,
+                 "evaluators": evaluators, "evaluator_parameters": evaluator_parameters, "judge": judge,
+                 "judge_options": judge_options}  # fmt: skip
+        test_lab, results, skipped = _on_dask(scale_out, run.id, inputs, given)
     else:
         test_lab, results, skipped = _ask_and_evaluate(
-            source, host_configs, evaluator_ids, parameters, judge_config, options, record.run_id, shard_size
+            source, host_configs, evaluator_ids, parameters, judge_config, options, run.id, shard_size
         )
-    summary = publish(quote(test_lab), quote(results), str(out_dir), evaluation_name, record.run_id, skipped)
-    link_report(
-        f"Evaluation report {evaluation_name}",
-        str(out_dir / REPORT_FILE),
-        f"evaluations/{evaluation_name}/{REPORT_FILE}",
-        record.run_id,
-    )
+    summary = publish(quote(test_lab), quote(results), str(run.out_dir), evaluation_name, run.id, skipped)
+    report_key = f"evaluations/{evaluation_name}/{REPORT_FILE}"
+    link_report(f"Evaluation report {evaluation_name}", str(run.out_dir / REPORT_FILE), report_key, run.id)
     run.finish()
     return summary
+
+
+def _check_arguments(suite: str | None, lab: str | None, shard_size: int) -> None:
+    if (suite is None) == (lab is None):
+        raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
+    if shard_size < 0:
+        raise ValueError(f"shard_size must be 0 (no shards) or more, got {shard_size}")
+
+
+def _on_dask(
+    scale_out: ScaleOut, run_id: str, inputs: str, given: dict[str, Any]
+) -> tuple[TestLab, list[EvaluationResult], dict[str, str]]:
+    """The shards run in the subflow ``evaluate-shards`` with a Dask task runner made now, from the flow's own
+    parameters (``given``), tagged with the run so that a killed attempt's subflow is marked Crashed with it."""
+    on_dask = evaluate_shards_flow.with_options(
+        task_runner=dask_task_runner(scale_out.address, scale_out.workers), flow_run_name=f"shards-of-{run_id}"
+    )
+    with tags(run_tag(run_id)):
+        shards = on_dask(run_id=run_id, inputs=inputs, shard_size=scale_out.shard_size, **given)
+    return shards.unquote()
 
 
 @flow(name="evaluate-shards", log_prints=True, persist_result=False)
@@ -157,8 +151,11 @@ def _run_settings(
     judge: dict[str, Any] | None,
     judge_options: dict[str, Any] | None,
 ) -> tuple[list[str], dict[str, dict[str, Any]], dict[str, Any] | None, dict[str, Any]]:
-    """Evaluator ids, their parameters, the judge endpoint (None: no judge) and the judge options of a run."""
+    """Evaluator ids, their parameters (each evaluator built once with them, so a misspelt parameter fails
+    first), the judge endpoint (None: no judge) and the judge options of a run."""
     judge_endpoint = JudgeEndpoint.model_validate(judge) if judge is not None else load_settings().judge
+    for evaluator_id, values in (evaluator_parameters or {}).items():  # a typo fails here, before a host is asked
+        build_evaluator(evaluator_id, Services(), **values)
     return (
         evaluators or list(DEFAULT_EVALUATORS),
         evaluator_parameters or {},
