@@ -52,16 +52,14 @@ _SETTINGS = [
 
 
 class AzureOpenAI(OpenAICompatible):
-    type: ClassVar[str] = "azure-openai"
-    description: ClassVar[str] = (
-        "A chat model deployed on Microsoft Azure OpenAI (endpoint, deployment = environment id, API version)."
-    )
     assay_keys: ClassVar[tuple[str, ...]] = (*OpenAICompatible.assay_keys, API_VERSION_KEY)
     spec: ClassVar[HostSpec] = OpenAICompatible.spec.model_copy(
         update={
             "id": "azure-openai",
             "display_name": "Azure OpenAI chat",
-            "description": description,
+            "description": (
+                "A chat model deployed on Microsoft Azure OpenAI (endpoint, deployment = environment id, API version)."
+            ),
             "protocol": "Azure OpenAI chat completions (/openai/deployments/{deployment}/chat/completions)",
             "settings": _SETTINGS,
             "same_protocol_as": "openai-compatible",

@@ -64,12 +64,20 @@ _T = TypeVar("_T")
 
 
 class Host(ABC):
-    """A system under test. A host type declares its metadata once in ``spec`` (``spec.id == type``); a class
-    that declares only ``type`` and ``description`` (a test double) gets a minimal spec from ``host_spec``."""
+    """A system under test. A host type declares its metadata once, in ``spec``: its ``type`` and
+    ``description`` are read from there. A class that declares only ``type`` and ``description`` (a test
+    double) gets a minimal spec from ``host_spec``."""
 
     type: ClassVar[str]
     description: ClassVar[str]
     spec: ClassVar[HostSpec]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("spec")
+        if isinstance(spec, HostSpec):  # a class that also declares ``type`` is checked against it at registration
+            cls.type = cls.__dict__.get("type", spec.id)
+            cls.description = cls.__dict__.get("description", spec.description)
 
     @classmethod
     def host_spec(cls) -> HostSpec:

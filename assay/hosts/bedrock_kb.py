@@ -181,15 +181,13 @@ class _GuardedSender:
         return AWSResponse(url, response.status_code, response.headers, _BufferedBody(response.content))
 
 class BedrockKnowledgeBase(Host):
-    type: ClassVar[str] = "bedrock-kb"
-    description: ClassVar[str] = (
-        "An Amazon Bedrock knowledge base (retrieve_and_generate via boto3, AWS credential chain); "
-        "citations become retrieved context."
-    )
     spec: ClassVar[HostSpec] = HostSpec(
         id="bedrock-kb",
         display_name="Amazon Bedrock knowledge base",
-        description=description,
+        description=(
+            "An Amazon Bedrock knowledge base (retrieve_and_generate via boto3, AWS credential chain); "
+            "citations become retrieved context."
+        ),
         model_type="rag",
         protocol="AWS Bedrock Agent Runtime RetrieveAndGenerate (REST-JSON, SigV4)",
         settings=_SETTINGS,

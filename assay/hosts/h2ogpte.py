@@ -147,12 +147,10 @@ def _short(text: str, limit: int = 300) -> str:
 
 
 class H2OGPTeLLM(Host):
-    type: ClassVar[str] = "h2ogpte-llm"
-    description: ClassVar[str] = "An LLM hosted by Enterprise h2oGPTe (chat session without a collection)."
     spec: ClassVar[HostSpec] = HostSpec(
         id="h2ogpte-llm",
         display_name="Enterprise h2oGPTe LLM",
-        description=description,
+        description="An LLM hosted by Enterprise h2oGPTe (chat session without a collection).",
         model_type="llm",
         protocol="h2oGPTe REST + chat websocket (h2ogpte client)",
         settings=_COMMON_SETTINGS,
@@ -300,14 +298,12 @@ def _sum(values: Any) -> int | None:
 
 
 class H2OGPTeRAG(H2OGPTeLLM):
-    type: ClassVar[str] = "h2ogpte-rag"
-    description: ClassVar[str] = (
-        "Enterprise h2oGPTe RAG: a collection per test with its documents, a chat session per case, references."
-    )
     spec: ClassVar[HostSpec] = HostSpec(
         id="h2ogpte-rag",
         display_name="Enterprise h2oGPTe RAG",
-        description=description,
+        description=(
+            "Enterprise h2oGPTe RAG: a collection per test with its documents, a chat session per case, references."
+        ),
         model_type="rag",
         protocol="h2oGPTe REST + chat websocket (h2ogpte client)",
         settings=_RAG_SETTINGS,

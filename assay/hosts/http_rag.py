@@ -129,8 +129,6 @@ class HttpRag(Host):
         returns_cost=True,
         multi_turn=True,
     )
-    type: ClassVar[str] = spec.id
-    description: ClassVar[str] = spec.description
 
     def __init__(self, config: ModelHost, embedder: Any = None) -> None:
         super().__init__(config, embedder)

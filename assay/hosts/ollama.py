@@ -117,12 +117,10 @@ def _chat_parameters() -> frozenset[str]:
 
 
 class Ollama(Host):
-    type: ClassVar[str] = "ollama"
-    description: ClassVar[str] = "An Ollama server's native /api/chat (local models: llama3.2, mistral...), via ollama."
     spec: ClassVar[HostSpec] = HostSpec(
         id="ollama",
         display_name="Ollama",
-        description=description,
+        description="An Ollama server's native /api/chat (local models: llama3.2, mistral...), via ollama.",
         model_type="llm",
         protocol="Ollama /api/chat",
         settings=_SETTINGS,

@@ -87,12 +87,10 @@ async def _call(call: Callable[[], Awaitable[_T]], what: str) -> _T:
 
 
 class OpenAIAssistants(Host):
-    type: ClassVar[str] = "openai-assistants"
-    description: ClassVar[str] = "An existing OpenAI Assistant with file search (threads and runs), via openai."
     spec: ClassVar[HostSpec] = HostSpec(
         id="openai-assistants",
         display_name="OpenAI Assistants with file search",
-        description=description,
+        description="An existing OpenAI Assistant with file search (threads and runs), via openai.",
         model_type="rag",
         protocol="OpenAI Assistants API v2 (threads, runs, run steps)",
         settings=_SETTINGS,

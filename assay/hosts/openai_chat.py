@@ -53,17 +53,15 @@ _SETTINGS = [
 
 
 class OpenAICompatible(Host):
-    type: ClassVar[str] = "openai-compatible"
-    description: ClassVar[str] = (
-        "Any server speaking OpenAI chat completions (vLLM, llama.cpp, LM Studio, LiteLLM, TGI), via openai."
-    )
     default_url: ClassVar[str] = ""
     assay_keys: ClassVar[tuple[str, ...]] = ("system_prompt",)
     """Settings Assay reads itself and does not pass to the client."""
     spec: ClassVar[HostSpec] = HostSpec(
         id="openai-compatible",
         display_name="OpenAI-compatible chat completions",
-        description=description,
+        description=(
+            "Any server speaking OpenAI chat completions (vLLM, llama.cpp, LM Studio, LiteLLM, TGI), via openai."
+        ),
         model_type="llm",
         protocol="OpenAI chat completions",
         settings=_SETTINGS,
@@ -157,14 +155,12 @@ class OpenAICompatible(Host):
 
 
 class OpenAIChat(OpenAICompatible):
-    type: ClassVar[str] = "openai-chat"
-    description: ClassVar[str] = "OpenAI's chat completions API (api.openai.com unless url says otherwise)."
     default_url: ClassVar[str] = OPENAI_BASE_URL
     spec: ClassVar[HostSpec] = OpenAICompatible.spec.model_copy(
         update={
             "id": "openai-chat",
             "display_name": "OpenAI chat completions",
-            "description": description,
+            "description": "OpenAI's chat completions API (api.openai.com unless url says otherwise).",
             "same_protocol_as": "openai-compatible",
         }
     )
@@ -174,13 +170,11 @@ class H2OGPT(OpenAICompatible):
     """h2oGPT's OpenAI-compatible server (``/v1/chat/completions``): the manual's advanced settings for it are
     exactly chat completions' arguments, so the OpenAI-compatible implementation serves it unchanged."""
 
-    type: ClassVar[str] = "h2ogpt"
-    description: ClassVar[str] = "h2oGPT through its OpenAI-compatible chat completions API (url: .../v1)."
     spec: ClassVar[HostSpec] = OpenAICompatible.spec.model_copy(
         update={
             "id": "h2ogpt",
             "display_name": "h2oGPT LLM",
-            "description": description,
+            "description": "h2oGPT through its OpenAI-compatible chat completions API (url: .../v1).",
             "same_protocol_as": "openai-compatible",
         }
     )
@@ -190,13 +184,11 @@ class H2OLLMOps(OpenAICompatible):
     """A model deployed with H2O LLMOps: its deployments serve OpenAI chat completions, and the manual's
     advanced settings for it are chat completions' arguments."""
 
-    type: ClassVar[str] = "h2o-llmops"
-    description: ClassVar[str] = "A model deployed with H2O LLMOps, through its OpenAI-compatible API (url: .../v1)."
     spec: ClassVar[HostSpec] = OpenAICompatible.spec.model_copy(
         update={
             "id": "h2o-llmops",
             "display_name": "H2O LLMOps",
-            "description": description,
+            "description": "A model deployed with H2O LLMOps, through its OpenAI-compatible API (url: .../v1).",
             "same_protocol_as": "openai-compatible",
         }
     )

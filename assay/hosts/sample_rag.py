@@ -45,12 +45,10 @@ _SAMPLE_SETTINGS = [
 
 
 class SampleRag(Host):
-    type: ClassVar[str] = "sample-rag"
-    description: ClassVar[str] = "Built-in sample RAG: embedding retrieval + extractive answer over a corpus."
     spec: ClassVar[HostSpec] = HostSpec(
         id="sample-rag",
         display_name="Sample RAG (embedding retrieval)",
-        description=description,
+        description="Built-in sample RAG: embedding retrieval + extractive answer over a corpus.",
         model_type="rag",
         protocol="Python (in process)",
         settings=[
@@ -158,15 +156,13 @@ class SampleRagKeyword(SampleRag):
     """Lexical end to end: BM25 retrieval, and answer sentences chosen by keyword overlap with the question
     (share of the question's keywords a sentence contains), as a pre-embedding search system would."""
 
-    type: ClassVar[str] = "sample-rag-keyword"
-    description: ClassVar[str] = (
-        "Built-in sample RAG, lexical: BM25 retrieval + keyword-overlap answers; a weaker baseline."
-    )
     spec: ClassVar[HostSpec] = SampleRag.spec.model_copy(
         update={
             "id": "sample-rag-keyword",
             "display_name": "Sample RAG (keyword retrieval)",
-            "description": description,
+            "description": (
+                "Built-in sample RAG, lexical: BM25 retrieval + keyword-overlap answers; a weaker baseline."
+            ),
             "settings": [
                 *_SAMPLE_SETTINGS,
                 HostSetting(name="min_similarity", description="Least keyword overlap to answer.", default=0.2),

@@ -15,12 +15,10 @@ class TestLabHost(Host):
     else by prompt."""
 
     __test__ = False
-    type: ClassVar[str] = "testlab"
-    description: ClassVar[str] = "Replays precomputed answers from an imported test lab (no system is called)."
     spec: ClassVar[HostSpec] = HostSpec(
         id="testlab",
         display_name="Precomputed answers (test lab)",
-        description=description,
+        description="Replays precomputed answers from an imported test lab (no system is called).",
         model_type="rag",
         protocol="Test lab file (no calls)",
         settings=[
