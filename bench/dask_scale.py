@@ -78,8 +78,8 @@ def main() -> None:
         started = time.perf_counter()
         lab = build_lab(args.cases, folder)
         print(f"lab of {args.cases} cases built in {time.perf_counter() - started:.1f} s (not timed below)")
+        from assay.apps.prefect_env import configure_prefect
         from assay.config import load_settings
-        from assay.prefect_env import configure_prefect
 
         configure_prefect(load_settings())
         timed_run(build_lab(10, folder, "tiny.json"), folder, "warm-up", 0, 0)  # Prefect's server and imports, once

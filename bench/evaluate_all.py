@@ -62,8 +62,8 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         os.environ.setdefault("ASSAY_HOME", str(Path(folder) / "home"))
+        from assay.apps.prefect_env import configure_prefect
         from assay.config import load_settings
-        from assay.prefect_env import configure_prefect
 
         configure_prefect(load_settings())
         from assay.flows.evaluate import evaluate_flow

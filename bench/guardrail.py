@@ -76,7 +76,8 @@ def main() -> None:
               f"p95 {baseline[words][1]:6.1f}  p99 {baseline[words][2]:6.1f}")  # fmt: skip
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "assay.cli.main", "guardrail", "serve", "--config", str(CONFIG), "--port", str(port)],
+        [sys.executable, "-m", "assay.apps.cli.main", "guardrail", "serve", "--config", str(CONFIG),
+         "--port", str(port)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=os.environ.copy(),
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

@@ -3,11 +3,11 @@
 Assay keeps one local Prefect server per user for up to ``prefect_server_idle_minutes`` after the last command.
 While it waits, Prefect's background services wake every few seconds (late runs, pause expirations, cleanup
 reconciler every 5 s; foreman and repossessor every 15 s; the triggers service...). Assay sets their loops to a
-minute or more and turns off the ones it never uses (``assay.prefect_server.IDLE_SERVICE_SETTINGS``).
+minute or more and turns off the ones it never uses (``assay.apps.prefect_server.IDLE_SERVICE_SETTINGS``).
 
 Three servers, each with a fresh PREFECT_HOME, start together: ``prefect server start`` as a user runs it,
-``python -m assay.prefect_serve`` as Assay's kept server runs (its settings and a calmer background worker,
-``assay.prefect_serve.calmer_background_worker``), and the same with every service off (the floor), settle for
+``python -m assay.apps.prefect_serve`` as Assay's kept server runs (its settings and a calmer background worker,
+``assay.apps.prefect_serve.calmer_background_worker``), and the same with every service off (the floor), settle for
 ``--settle`` seconds, then the CPU time of each process tree is read over ``--seconds`` seconds (both measured
 over the same window, so both see the same machine load). Printed: % of one core for each, and the ratio.
 The goal (issue 25): the idle server under 1% of a core.
@@ -29,7 +29,7 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from assay.prefect_server import IDLE_SERVICE_SETTINGS
+from assay.apps.prefect_server import IDLE_SERVICE_SETTINGS
 
 
 def _free_port() -> int:
@@ -46,7 +46,7 @@ NO_SERVICES = {
 """The floor: Prefect's API and UI with every background service off (not usable by Assay: for comparison)."""
 
 VARIANTS = {"prefect defaults": None, "assay settings": IDLE_SERVICE_SETTINGS, "no services": NO_SERVICES}
-"""None: ``prefect server start`` as a user runs it; else ``python -m assay.prefect_serve`` with these settings."""
+"""None: ``prefect server start`` as a user runs it; else ``python -m assay.apps.prefect_serve`` with these settings."""
 
 
 def _start(home: Path, settings: dict[str, str] | None) -> tuple[subprocess.Popen[bytes], int]:
@@ -55,7 +55,7 @@ def _start(home: Path, settings: dict[str, str] | None) -> tuple[subprocess.Pope
     environment.update(PREFECT_HOME=str(home), PREFECT_SERVER_ANALYTICS_ENABLED="false")
     environment.update(settings or {})
     log = (home / "server.log").open("wb")
-    served = ["prefect", "server", "start"] if settings is None else ["assay.prefect_serve"]
+    served = ["prefect", "server", "start"] if settings is None else ["assay.apps.prefect_serve"]
     command = [sys.executable, "-m", *served, "--host", "127.0.0.1", "--port", str(port)]
     return subprocess.Popen(command, env=environment, stdout=log, stderr=subprocess.STDOUT), port
 

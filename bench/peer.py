@@ -16,7 +16,7 @@ a whole process started from the shell the way a user or CI would:
   the same MiniLM (``bench/peer_ragas.py`` runs in that interpreter; Ragas is never our dependency).
 
 Then the smallest command, ``assay evaluate`` on a 1-case lab with ``text_matching`` (median of 3), without and
-through the warm worker (``assay.cli.warm``). Commands use Assay's kept Prefect server (started once, before
+through the warm worker (``assay.apps.cli.warm``). Commands use Assay's kept Prefect server (started once, before
 the timings; its start is printed separately) and, as a user's do, the warm worker the commands before them left
 (from the warm run on: the cold command is the first of its environment).
 Goals (issue 12): cold <= 1.3x the floor, warm <= 0.2x, 1 case <= 3 s, Prefect share <= 10% at 1,000 cases,
@@ -174,7 +174,7 @@ results = [run_with_checkpoints(build_evaluator(evaluator_id, services), lab, st
                                 signer=signer) for evaluator_id in selected]  # fmt: skip
 publish_evaluation(lab, results, out_dir=Path(sys.argv[3]), artifact_store=open_artifact_store(settings),
                    evaluation_name="peer-library", run_id="peer-library", skipped=skipped)
-from assay.cli.exit import exit_now
+from assay.apps.cli.exit import exit_now
 exit_now(0)  # ends the way the command does, so the difference stays Prefect's
 """
 
@@ -245,7 +245,7 @@ def run_size(count: int, evaluators: list[str], folder: Path, environment: dict[
 
 def _wait_for_worker(folder: Path, environment: dict[str, str]) -> None:
     """Until the worker of ``environment`` (started by the command before) serves, at most 120 s."""
-    from assay.cli.warm import code_fingerprint, worker_key
+    from assay.apps.cli.warm import code_fingerprint, worker_key
 
     socket = folder / f"{worker_key(environment, str(ROOT), code_fingerprint())}.sock"
     deadline = time.monotonic() + 120

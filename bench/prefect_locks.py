@@ -1,5 +1,5 @@
 """What a browser sees from the Prefect server under write load: plain ``prefect server start`` against Assay's
-``python -m assay.prefect_serve`` (Prefect's app behind ``RetryWhenLocked``), measured in the same run.
+``python -m assay.apps.prefect_serve`` (Prefect's app behind ``RetryWhenLocked``), measured in the same run.
 
 Prefect's SQLite server answers 503 when a transaction hits "database is locked"; its Python client retries,
 the browser UI does not, so a reviewer's Submit on a pause form can fail while an evaluation writes. For each
@@ -75,7 +75,7 @@ def running_server(kind: str, home: Path) -> Iterator[str]:
     if kind == "plain":
         command = [str(BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(port)]
     else:
-        command = [sys.executable, "-m", "assay.prefect_serve", "--host", "127.0.0.1", "--port", str(port)]
+        command = [sys.executable, "-m", "assay.apps.prefect_serve", "--host", "127.0.0.1", "--port", str(port)]
     log_path = home / "server.log"
     log = open(log_path, "wb")  # noqa: SIM115 - closed in finally
     process = subprocess.Popen(
@@ -323,7 +323,7 @@ def main() -> None:
           flush=True)
 
     results: dict[str, tuple[Tally, Tally]] = {}
-    for kind, label in (("plain", "prefect server start"), ("assay", "python -m assay.prefect_serve")):
+    for kind, label in (("plain", "prefect server start"), ("assay", "python -m assay.apps.prefect_serve")):
         with tempfile.TemporaryDirectory(prefix=f"assay-locks-{kind}-") as home:
             try:
                 with running_server(kind, Path(home)) as api_url:

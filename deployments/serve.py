@@ -17,8 +17,8 @@ from typing import Any
 
 from assay.deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, DeploymentSpec, ScheduleSpec, load_deployments
 
+from assay.apps.prefect_env import configure_prefect, connect_prefect
 from assay.config import load_settings
-from assay.prefect_env import configure_prefect, connect_prefect
 from assay.storage.runs import RUN_ID_PLACEHOLDER
 
 

@@ -53,7 +53,7 @@ def test_a_pinned_baseline_says_it_came_from_the_deployment() -> None:
 
 
 def test_cli_approve_and_show(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from assay.cli.main import app
+    from assay.apps.cli.main import app
 
     monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
     store = LocalObjectStore(tmp_path / "home" / "store")

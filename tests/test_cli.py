@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 
 DATA = Path(__file__).parent / "formats" / "data"
 runner = CliRunner()
@@ -16,7 +16,7 @@ runner = CliRunner()
 
 def test_help_does_not_import_heavy_libraries() -> None:
     code = (
-        "import sys; from typer.testing import CliRunner; from assay.cli.main import app; "
+        "import sys; from typer.testing import CliRunner; from assay.apps.cli.main import app; "
         "result = CliRunner().invoke(app, ['--help']); assert result.exit_code == 0, result.output; "
         "heavy = [m for m in ('torch', 'sentence_transformers', 'prefect', 'transformers') if m in sys.modules]; "
         "print(heavy)"
@@ -133,7 +133,7 @@ def test_artifacts_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
 
 def test_mrm_step_parameters_from_a_file_and_options_and_bad_ones_named(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from assay.cli.inputs import workflow_parameters
+    from assay.apps.cli.inputs import workflow_parameters
 
     steps = tmp_path / "steps.toml"
     steps.write_text('[topic_modeling]\nmin_topic_size = 4\n[robustness]\nintensities = ["low"]\n')

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from assay.cli.compare import NOTHING_COMPARABLE
-from assay.cli.main import app
+from assay.apps.cli.compare import NOTHING_COMPARABLE
+from assay.apps.cli.main import app
 from tests.support.fake_runs import fake_run, write_run
 
 runner = CliRunner()

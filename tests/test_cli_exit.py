@@ -1,4 +1,4 @@
-"""A command run without the warm worker leaves through ``assay.cli.exit.exit_now``: the interpreter's teardown
+"""A command run without the warm worker leaves through ``assay.apps.cli.exit.exit_now``: the interpreter's teardown
 is skipped, but nothing an ordinary exit does for other code may be lost (status, buffered output, threads,
 threading exit hooks such as Prefect's queue drains, atexit handlers), and it must run in that order."""
 
@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 PROGRAM = """
 import atexit, sys, threading, time
-from assay.cli.exit import exit_now
+from assay.apps.cli.exit import exit_now
 
 log = open(sys.argv[1], "a")
 def note(what):

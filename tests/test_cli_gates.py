@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli import evaluate as evaluate_cli
-from assay.cli.main import app
+from assay.apps.cli import evaluate as evaluate_cli
+from assay.apps.cli.main import app
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 
 runner = CliRunner()

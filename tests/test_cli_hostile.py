@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli import evaluate as evaluate_cli
-from assay.cli import mrm as mrm_cli
-from assay.cli.main import app
+from assay.apps.cli import evaluate as evaluate_cli
+from assay.apps.cli import mrm as mrm_cli
+from assay.apps.cli.main import app
 from assay.models import TestSuite
 
 runner = CliRunner()
@@ -126,7 +126,7 @@ def test_rejected_inputs_are_one_clean_line(
 def test_a_rejected_input_starts_neither_prefect_nor_a_flow(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.json", '{"name": ')
     code = (
-        "import sys; from typer.testing import CliRunner; from assay.cli.main import app; "
+        "import sys; from typer.testing import CliRunner; from assay.apps.cli.main import app; "
         f"r = CliRunner().invoke(app, ['evaluate', '--suite', {str(bad)!r}, '--out', {str(tmp_path / 'o')!r}]); "
         "print(r.exit_code, 'prefect' in sys.modules); print(r.stderr, file=sys.stderr)"
     )
@@ -185,7 +185,7 @@ def summary_with(keys: list[str]) -> dict[str, Any]:
 
 
 def test_model_data_is_printed_literally(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from assay.cli.common import console
+    from assay.apps.cli.common import console
 
     monkeypatch.setattr(console, "width", 300)
     monkeypatch.setattr(evaluate_cli, "_run_flow", lambda **_: summary_with(HOSTILE_KEYS))

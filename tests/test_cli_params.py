@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli import evaluate as evaluate_command
-from assay.cli.evaluator_params import coerce, from_assignments, looks_like_secret, merged
-from assay.cli.main import app
+from assay.apps.cli import evaluate as evaluate_command
+from assay.apps.cli.evaluator_params import coerce, from_assignments, looks_like_secret, merged
+from assay.apps.cli.main import app
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 
 runner = CliRunner()

@@ -24,7 +24,7 @@ from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.testing.local_app import running_app
 from assay.testing.openai_server import OpenAIServer, serve_openai
 
@@ -124,7 +124,7 @@ def test_guardrail_check_still_loading_its_model_stops_at_the_timeout_and_says_s
     arguments = ["guardrail", "check", "--config", str(config), "--question", "When do you open?",
                  "--answer", "We open at 9.", "--context", "Branches open at 9.", "--timeout", "0.5"]  # fmt: skip
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "assay.cli.main", *arguments], cwd=REPO, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "assay.apps.cli.main", *arguments], cwd=REPO, capture_output=True,
                           text=True, timeout=120, env={"ASSAY_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin",
                                                        "ASSAY_WARM_WORKER": "off"})  # fmt: skip
     took = time.monotonic() - started

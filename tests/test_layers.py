@@ -38,7 +38,8 @@ def test_every_import_points_down_the_layers_and_no_library_module_imports_prefe
 @pytest.mark.parametrize(
     ("planted", "source", "broken"),
     [
-        ("assay/flows/_planted.py", "from assay.cli import inputs\n", "assay.flows is not allowed to import assay.cli"),
+        ("assay/flows/_planted.py", "from assay.apps.cli import inputs\n",
+         "assay.flows is not allowed to import assay.apps"),
         ("assay/evaluators/_planted.py", "def later():\n    import prefect\n", "assay.evaluators._planted -> prefect"),
     ],
 )

@@ -1,4 +1,4 @@
-"""The Prefect server's retry of requests refused on a locked database (``assay.prefect_serve``), with a
+"""The Prefect server's retry of requests refused on a locked database (``assay.apps.prefect_serve``), with a
 stand-in ASGI app: a 503 is replayed with the same body until it succeeds or the tries run out; other
 answers, and websockets, pass through once."""
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from assay.prefect_serve import RetryWhenLocked
+from assay.apps.prefect_serve import RetryWhenLocked
 
 
 class Locked:
@@ -112,7 +112,7 @@ def test_the_servers_background_worker_asks_its_queue_every_two_seconds(monkeypa
     from docket import Docket
     from prefect.server.api import background_workers
 
-    from assay.prefect_serve import calmer_background_worker
+    from assay.apps.prefect_serve import calmer_background_worker
 
     monkeypatch.setattr(background_workers, "Worker", background_workers.Worker)  # restored after the test
     calmer_background_worker()

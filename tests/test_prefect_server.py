@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from assay import prefect_server
-from assay.prefect_server import KeptServer, ServerState, ensure_server, read_state, status, stop_server
+from assay.apps import prefect_server
+from assay.apps.prefect_server import KeptServer, ServerState, ensure_server, read_state, status, stop_server
 
 ASSAY = str(Path(sys.executable).parent / "assay")
 LAB = {

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from assay.cli import warm
-from assay.prefect_server import stop_server
+from assay.apps.cli import warm
+from assay.apps.prefect_server import stop_server
 
 pytestmark = pytest.mark.timeout(600)
 ASSAY = str(Path(sys.executable).parent / "assay")

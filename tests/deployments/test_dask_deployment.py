@@ -142,8 +142,8 @@ def test_the_cli_passes_its_dask_flags_as_flow_parameters(
     """The flow decides with the same rule, so a flag left out stays None there and the setting applies."""
     from typer.testing import CliRunner
 
-    from assay.cli import evaluate as evaluate_command
-    from assay.cli.main import app
+    from assay.apps.cli import evaluate as evaluate_command
+    from assay.apps.cli.main import app
 
     for name, value in environment.items():
         monkeypatch.setenv(name, value)

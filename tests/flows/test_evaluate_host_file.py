@@ -8,9 +8,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
+from assay.apps.serve_sample import create_app
 from assay.embeddings import EmbeddingEngine
-from assay.serve_sample import create_app
 from assay.testing.local_app import running_app
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.judges import NOT_CONFIGURED
 from assay.testing.judge_server import JUDGE_MODEL, JudgeServer, serve_judge
 

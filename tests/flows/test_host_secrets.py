@@ -12,7 +12,7 @@ import pytest
 from prefect.settings import get_current_settings
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.testing.openai_server import OpenAIServer, serve_openai
 from assay.testing.secrets import derived_copies, files_holding
 

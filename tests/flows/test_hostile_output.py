@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.common import console
-from assay.cli.main import app
+from assay.apps.cli.common import console
+from assay.apps.cli.main import app
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 
 KEYS = ["[/]", "<script>alert(1)</script>", "[bold red]PASS[/bold red]"]

@@ -124,7 +124,7 @@ def test_lab_with_several_models_needs_a_model_key(rich_lab: TestLab, tmp_path: 
 def test_the_export_command_lets_a_user_choose_the_model(rich_lab: TestLab, tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from assay.cli.main import app
+    from assay.apps.cli.main import app
 
     lab = tmp_path / "lab.json"
     lab.write_text(rich_lab.model_dump_json())

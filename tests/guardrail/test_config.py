@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.guardrail.config import default_config_data, load_config
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "guardrails.json"

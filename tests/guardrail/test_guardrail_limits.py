@@ -13,13 +13,13 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from assay.apps.guardrail_service import create_app
 from assay.embeddings.engine import EmbeddingEngine
 from assay.guardrail import Client
 from assay.guardrail.budget import TimeBudgetExceeded
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import ServiceLimits, parse_config
 from assay.guardrail.embedding import BoundedEmbedder
-from assay.guardrail.service import create_app
 from assay.testing.local_app import free_port
 from assay.testing.processes import stop_group
 
@@ -39,7 +39,7 @@ def url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port, log = free_port(), folder / "server.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "assay.cli.main", "guardrail", "serve", "--config", str(config),
+            [sys.executable, "-m", "assay.apps.cli.main", "guardrail", "serve", "--config", str(config),
              "--port", str(port)],
             stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, env=os.environ.copy(),
         )  # fmt: skip

@@ -13,10 +13,10 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from assay.apps.guardrail_service import create_app
 from assay.guardrail import AsyncClient, Client, GuardrailError
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import parse_config
-from assay.guardrail.service import create_app
 from assay.testing.local_app import free_port
 from assay.testing.processes import stop_group
 
@@ -36,7 +36,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
     port, log = free_port(), folder / "server.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "assay.cli.main", "guardrail", "serve", "--config", str(config),
+            [sys.executable, "-m", "assay.apps.cli.main", "guardrail", "serve", "--config", str(config),
              "--port", str(port), "--max-body-bytes", "4096"],
             stdout=sink, stderr=subprocess.STDOUT, start_new_session=True, env=os.environ.copy(),
         )  # fmt: skip

@@ -6,7 +6,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.hosts import Host, HostAnswer, create_host, default_host_config, host_class, host_types, register_host
 from assay.hosts.registry import BUILTIN_HOSTS, host_spec
 from assay.models import HostSpec, ModelHost, TestCase

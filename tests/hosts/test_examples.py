@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from assay.cli.inputs import host_file
+from assay.apps.cli.inputs import host_file
 from assay.hosts import create_host
 from assay.hosts.registry import BUILTIN_HOSTS
 

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli import evaluate as evaluate_cli
-from assay.cli.main import app
+from assay.apps.cli import evaluate as evaluate_cli
+from assay.apps.cli.main import app
 from assay.models import TestSuite
 from assay.testing.openai_server import OpenAIServer, serve_openai
 
@@ -142,6 +142,6 @@ def test_a_model_that_cannot_be_one_field_is_refused_naming_it(
 def test_a_host_type_without_a_required_model_keeps_settings_model(tmp_path: Path) -> None:
     """openai-assistants passes ``model`` to runs.create (a per-run model override): not the host's model."""
     file = _host_file(tmp_path, type="openai-assistants", settings={"assistant_id": "asst_1", "model": "gpt-4o"})
-    from assay.cli.inputs import host_file
+    from assay.apps.cli.inputs import host_file
 
     assert host_file(file, "--host").settings["model"] == "gpt-4o"

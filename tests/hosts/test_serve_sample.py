@@ -10,12 +10,12 @@ import openai
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
+from assay.apps.serve_sample import MODEL_NAME, create_app
 from assay.embeddings import EmbeddingEngine
 from assay.hosts import create_host, register_host, resolve
 from assay.hosts.http_rag import HttpRag
 from assay.models import ConversationTurn, ModelHost, TestCase
-from assay.serve_sample import MODEL_NAME, create_app
 from assay.testing.local_app import free_port, running_app
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "hosts"

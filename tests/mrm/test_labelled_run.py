@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.testing.processes import small_corpus
 from tests.support.reports import interval_text, report_section, visible_text
 

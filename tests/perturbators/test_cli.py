@@ -7,7 +7,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from assay.cli.perturb import perturb, perturbators_app
+from assay.apps.cli.perturb import perturb, perturbators_app
 from assay.formats import export_file, import_file
 from assay.models import Test, TestCase, TestLab, TestSuite
 

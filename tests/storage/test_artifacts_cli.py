@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.common import console
-from assay.cli.main import app
+from assay.apps.cli.common import console
+from assay.apps.cli.main import app
 from assay.config import load_settings
 from assay.models.artifacts import Producer
 from assay.storage import ArtifactStore, open_artifact_store

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.config import load_settings
 from assay.models.artifacts import Producer
 from assay.mrm.approvals import DecisionStore, TopicDecision, decide, record_person

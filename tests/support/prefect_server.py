@@ -1,4 +1,4 @@
-"""A real Prefect server for tests, as Assay runs it (``assay.prefect_serve``) on a free 127.0.0.1 port."""
+"""A real Prefect server for tests, as Assay runs it (``assay.apps.prefect_serve``) on a free 127.0.0.1 port."""
 
 import json
 import os
@@ -45,7 +45,7 @@ def running_prefect_server(home: Path) -> Iterator[str]:
     env["PREFECT_SERVER_UI_API_URL"] = api_url  # the UI in a browser calls this port, not the default 4200
     log = open(home / "server.log", "wb")  # noqa: SIM115 - closed in finally
     process = subprocess.Popen(  # the server Assay runs: Prefect's app, locked-database refusals replayed
-        [sys.executable, "-m", "assay.prefect_serve", "--host", "127.0.0.1", "--port", str(port)],
+        [sys.executable, "-m", "assay.apps.prefect_serve", "--host", "127.0.0.1", "--port", str(port)],
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
@@ -93,7 +93,7 @@ def log_tail(path: Path) -> str:
 
 def run_created_by_form(api_url: str, run_name: str, log_path: Path | None = None) -> str:
     """The id of the flow run a UI Run form created under ``run_name``, once the API lists it (at most 120 s:
-    under load the server replays a create that met a locked database, ``assay.prefect_serve``)."""
+    under load the server replays a create that met a locked database, ``assay.apps.prefect_serve``)."""
     deadline = time.monotonic() + 120
     body = json.dumps({"flow_runs": {"name": {"any_": [run_name]}}}).encode()
     while time.monotonic() < deadline:

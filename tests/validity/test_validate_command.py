@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from assay.cli.main import app
-from assay.cli.validate import FILES
+from assay.apps.cli.main import app
+from assay.apps.cli.validate import FILES
 
 runner = CliRunner()
 CONTEXT = "The fee is 25 pounds and payment is due within 30 days."

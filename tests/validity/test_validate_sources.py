@@ -8,7 +8,7 @@ import pytest
 from assay.evaluators import Services
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from assay.formats import FormatError, export_file
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
 from assay.validity.labels import load_labelled_set

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from assay.cli.main import app
+from assay.apps.cli.main import app
 from tests.artifacts.report.report_lab import build_run
 
 

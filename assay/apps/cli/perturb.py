@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from assay.cli.common import command_group, console, user_errors
+from assay.apps.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 
 perturbators_app = command_group("The perturbator catalogue.")

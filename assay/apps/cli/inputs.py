@@ -125,8 +125,8 @@ def evaluator_parameters(
     config: Path | None, assignments: list[str], requested: list[str]
 ) -> dict[str, dict[str, Any]]:
     """``--evaluators-config FILE`` (JSON or TOML) overridden by each ``--param ID.NAME=VALUE``, coerced by
-    the evaluators' own parameter types and built once (see ``assay.cli.evaluator_params``)."""
-    from assay.cli import evaluator_params
+    the evaluators' own parameter types and built once (see ``assay.apps.cli.evaluator_params``)."""
+    from assay.apps.cli import evaluator_params
 
     from_file: dict[str, dict[str, Any]] = {}
     if config is not None:
@@ -207,8 +207,8 @@ def workflow_parameters(
 def interactive_review_possible(interactive: bool) -> None:
     """A review pause needs a server that outlives nothing less than the run: the user's or Assay's kept one,
     not the temporary server of ``ASSAY_PREFECT_SERVER=temporary``."""
+    from assay.apps.prefect_server import configured_api_url
     from assay.config import load_settings
-    from assay.prefect_server import configured_api_url
 
     if interactive and configured_api_url() is None and load_settings().prefect_server == "temporary":
         raise ValueError(

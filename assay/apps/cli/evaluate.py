@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.table import Table
 
-from assay.cli import inputs
-from assay.cli.common import command_group, console, options, user_errors
-from assay.cli.gates import GATE_HELP, apply_gates, validated_gates
+from assay.apps.cli import inputs
+from assay.apps.cli.common import command_group, console, options, user_errors
+from assay.apps.cli.gates import GATE_HELP, apply_gates, validated_gates
 from assay.escaping import for_terminal
 from assay.models.evaluation import DEFAULT_EVALUATORS
 
@@ -205,7 +205,7 @@ def evaluate(
 def demo(out: Annotated[Path, typer.Option("--out", "-o")] = Path("demo-output")) -> None:
     """Run the MRM workflow on the bundled sample corpus against both built-in sample RAG systems,
     deciding every review by policy, and print a short summary."""
-    from assay.cli.mrm import run
+    from assay.apps.cli.mrm import run
 
     run(
         out=out,
@@ -234,7 +234,7 @@ def _scale_out(address: str | None, workers: int | None, shard_size: int | None)
 
 
 def _run_flow(**parameters: Any) -> dict[str, Any]:
-    from assay.cli.server import connect
+    from assay.apps.cli.server import connect
 
     ready = connect()
     from assay.flows.evaluate import evaluate_flow

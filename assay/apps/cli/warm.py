@@ -17,7 +17,7 @@ command that finds ``MAX_WORKERS`` workers (of other environments) running start
 ``ASSAY_WARM_WORKER=off`` turns it off.
 
 This module (keys, the client, starting a worker) imports only the standard library: it runs before anything
-else in every command. The worker itself is ``assay.cli.warm_worker``.
+else in every command. The worker itself is ``assay.apps.cli.warm_worker``.
 """
 
 import contextlib
@@ -46,7 +46,7 @@ VOLATILE = frozenset(
 MAX_WORKERS = 3
 """Workers of other environments or directories at once; a command finding this many starts none."""
 LENGTH = struct.Struct("!Q")
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def enabled(environ: Mapping[str, str]) -> bool:
@@ -208,7 +208,7 @@ def start_worker(environ: Mapping[str, str]) -> None:
     log = open(folder / f"{key}.log", "ab")  # noqa: SIM115 - handed to the child
     with log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "assay.cli.warm_worker", key],
+            [sys.executable, "-m", "assay.apps.cli.warm_worker", key],
             env=dict(environ),
             cwd=os.getcwd(),
             stdin=subprocess.DEVNULL,

@@ -1,7 +1,8 @@
-"""The warm worker's side of ``assay.cli.warm``: prepare like a command, import, then fork per command.
+"""The warm worker's side of ``assay.apps.cli.warm``: prepare like a command, import, then fork per command.
 
-``python -m assay.cli.warm_worker KEY`` is started by ``assay.cli.warm.start_worker`` in a new session, with the
-environment and working directory of the command that started it; it serves only while that still gives KEY.
+``python -m assay.apps.cli.warm_worker KEY`` is started by ``assay.apps.cli.warm.start_worker`` in a new session,
+with the environment and working directory of the command that started it; it serves only while that still gives
+KEY.
 """
 
 import atexit
@@ -18,8 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from assay.cli.exit import exit_status
-from assay.cli.warm import LENGTH, code_fingerprint, read_exactly, runtime_folder, worker_key
+from assay.apps.cli.exit import exit_status
+from assay.apps.cli.warm import LENGTH, code_fingerprint, read_exactly, runtime_folder, worker_key
 
 PREFETCH = (
     "prefect",
@@ -70,7 +71,7 @@ def _run_child(connection: socket.socket, request: dict[str, Any], fds: list[int
     connection.sendall((json.dumps({"pid": os.getpid()}) + "\n").encode())
     threading.Thread(target=_end_with_the_caller, args=(connection, reported), daemon=True).start()
     try:
-        from assay.cli.main import app
+        from assay.apps.cli.main import app
 
         app(prog_name="assay")
     except SystemExit as done:
@@ -129,7 +130,7 @@ def _still_current(key: str, server: Any, published: tuple[Path, int]) -> str | 
         return "its socket was removed"
     if worker_key(_SPAWN_ENV, os.getcwd(), code_fingerprint()) != key:
         return "the sources or installed packages changed"
-    from assay.prefect_server import read_state
+    from assay.apps.prefect_server import read_state
 
     state = read_state(server.home)
     if state is None:
@@ -149,9 +150,9 @@ def serve(key: str) -> int:
         print("the environment or sources changed before the worker started", flush=True)
         return 0
     folder = runtime_folder()
+    from assay.apps.prefect_env import configure_prefect
+    from assay.apps.prefect_server import KeptServer, configured_api_url, healthy, prefect_home, read_state
     from assay.config import load_settings
-    from assay.prefect_env import configure_prefect
-    from assay.prefect_server import KeptServer, configured_api_url, healthy, prefect_home, read_state
 
     settings = load_settings()
     if settings.prefect_server != "keep":
@@ -228,5 +229,5 @@ def serve(key: str) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
-        sys.exit("usage: python -m assay.cli.warm_worker KEY (started by the assay command itself)")
+        sys.exit("usage: python -m assay.apps.cli.warm_worker KEY (started by the assay command itself)")
     sys.exit(serve(sys.argv[1]))

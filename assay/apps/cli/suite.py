@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.common import command_group, console, user_errors
+from assay.apps.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 
 app = command_group("Import and export test suites and test labs.")

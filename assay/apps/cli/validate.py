@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli import inputs
-from assay.cli.common import console, user_errors
+from assay.apps.cli import inputs
+from assay.apps.cli.common import console, user_errors
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:

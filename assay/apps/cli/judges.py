@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli.common import command_group, console, user_errors
+from assay.apps.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
 
 app = command_group("LLM judges: templates, endpoint check, alignment with people.")
@@ -39,7 +39,7 @@ def check(
 ) -> None:
     """Ask the judge one question and say what works: the verdict, the structured-output mode it accepted,
     and whether it gives log-probabilities (GPTScore needs them)."""
-    from assay.cli.inputs import judge_file
+    from assay.apps.cli.inputs import judge_file
     from assay.config import load_settings
     from assay.judges.client import JudgeClient
     from assay.judges.logprobs import logprobs_unavailable
@@ -83,7 +83,7 @@ def align(
     as_json: Annotated[bool, typer.Option("--json", help="The report as JSON.")] = False,
 ) -> None:
     """Agreement and Cohen's kappa of each judged evaluator's verdicts with people's labels."""
-    from assay.cli.inputs import input_file
+    from assay.apps.cli.inputs import input_file
     from assay.judges.alignment import align as align_judges
     from assay.judges.alignment import load_labels, read_results
 

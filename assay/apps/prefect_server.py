@@ -2,7 +2,7 @@
 
 Without ``PREFECT_API_URL`` every flow used to start Prefect's temporary server, which costs 10-30 s per
 command on a small machine and forgets the run history, the pause forms and the artifacts the moment the
-command ends. Here the first command starts the Prefect server (``assay.prefect_serve``) on 127.0.0.1 under a
+command ends. Here the first command starts the Prefect server (``assay.apps.prefect_serve``) on 127.0.0.1 under a
 small supervisor process, detached from the command, and every later command (and ``assay.deployments.serve``)
 finds it through a state file in ``PREFECT_HOME`` and reuses it. The supervisor stops the server when nothing
 has used it for ``prefect_server_idle_minutes``: no command, no running, pending or paused flow run, no served
@@ -13,7 +13,7 @@ command waits for it only when it needs it. A slow start is waited out with a pr
 ``prefect_server_start_timeout_s``; a server that dies or never answers is a one-line error naming its log,
 never a traceback. Nothing here imports Prefect: the supervisor must stay small and the command fast.
 
-    python -m assay.prefect_server supervise --port 4200 --idle-minutes 60   (started by ``ensure_server``)
+    python -m assay.apps.prefect_server supervise --port 4200 --idle-minutes 60   (started by ``ensure_server``)
 """
 
 import argparse
@@ -85,7 +85,7 @@ class ServerState:
 
 
 def prefect_home() -> Path:
-    """The ``PREFECT_HOME`` that ``assay.prefect_env.configure_prefect`` has set (state lives there)."""
+    """The ``PREFECT_HOME`` that ``assay.apps.prefect_env.configure_prefect`` has set (state lives there)."""
     return Path(os.environ.get("PREFECT_HOME", str(Path.home() / ".prefect")))
 
 
@@ -236,7 +236,7 @@ def _start_supervisor(home: Path, port: int, idle_minutes: float) -> ServerState
     log = home / LOG_FILE
     with open(log, "ab") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "assay.prefect_server", "supervise", "--port", str(chosen),
+            [sys.executable, "-m", "assay.apps.prefect_server", "supervise", "--port", str(chosen),
              "--idle-minutes", str(idle_minutes), "--home", str(home)],
             stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
             start_new_session=True, env=_server_environment(home, chosen),
@@ -337,9 +337,9 @@ def _retire(home: Path, idle_s: float) -> bool:
 
 
 def supervise(port: int, idle_minutes: float, home: Path) -> int:
-    """Run the Prefect server (``assay.prefect_serve``: Prefect's app, a request refused on a locked database
+    """Run the Prefect server (``assay.apps.prefect_serve``: Prefect's app, a request refused on a locked database
     replayed) and stop it after ``idle_minutes`` unused, or on SIGTERM/SIGINT."""
-    command = [sys.executable, "-m", "assay.prefect_serve", "--host", "127.0.0.1", "--port", str(port)]
+    command = [sys.executable, "-m", "assay.apps.prefect_serve", "--host", "127.0.0.1", "--port", str(port)]
     server = subprocess.Popen(command, stdin=subprocess.DEVNULL)
     stopping = False
 

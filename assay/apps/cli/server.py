@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.common import command_group, console, errors, user_errors
+from assay.apps.cli.common import command_group, console, errors, user_errors
 from assay.escaping import for_terminal
 
 app = command_group("The local Prefect server that Assay's commands share.")
@@ -17,8 +17,8 @@ def connect(meanwhile: Callable[[], None] | None = None) -> Callable[[], None]:
     call it after the flows are imported, so a server starting now starts while they import (and while
     ``meanwhile`` runs, when it is not up yet). Says so when one is started; one that cannot be reached is a
     one-line error (``PrefectServerError`` is an ``OSError``)."""
+    from assay.apps.prefect_env import connect_prefect
     from assay.config import load_settings
-    from assay.prefect_env import connect_prefect
 
     server = connect_prefect(load_settings())
     if server is None:
@@ -41,9 +41,9 @@ def _progress(message: str) -> None:
 def start() -> None:
     """Start the server (or find the one running) and print its UI address."""
     with user_errors():
+        from assay.apps.prefect_env import configure_prefect
+        from assay.apps.prefect_server import configured_api_url, ensure_server
         from assay.config import load_settings
-        from assay.prefect_env import configure_prefect
-        from assay.prefect_server import configured_api_url, ensure_server
 
         settings = load_settings()
         configure_prefect(settings)
@@ -63,9 +63,9 @@ def start() -> None:
 def stop() -> None:
     """Stop the kept server (runs paused for review stay in its database for the next one)."""
     with user_errors():
+        from assay.apps.prefect_env import configure_prefect
+        from assay.apps.prefect_server import stop_server
         from assay.config import load_settings
-        from assay.prefect_env import configure_prefect
-        from assay.prefect_server import stop_server
 
         configure_prefect(load_settings())
         state = stop_server()
@@ -76,9 +76,9 @@ def stop() -> None:
 def status(as_json: Annotated[bool, typer.Option("--json", help="Print the status as JSON.")] = False) -> None:
     """Whether the kept server runs, where, since when and how long it has been idle."""
     with user_errors():
+        from assay.apps.prefect_env import configure_prefect
+        from assay.apps.prefect_server import configured_api_url, status
         from assay.config import load_settings
-        from assay.prefect_env import configure_prefect
-        from assay.prefect_server import configured_api_url, status
 
         configure_prefect(load_settings())
         info = status() | {"configured_api_url": configured_api_url()}

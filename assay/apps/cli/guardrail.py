@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from assay.cli.common import command_group, console, errors, user_errors
+from assay.apps.cli.common import command_group, console, errors, user_errors
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def serve(
         guard = Guard.from_path(config)  # a bad file fails here, in one line, before a port is taken
     import uvicorn
 
-    from assay.guardrail import service
+    from assay.apps import guardrail_service as service
 
     options = {"host": host, "port": port, "access_log": False, "log_level": "info"}
     if workers == 1:
@@ -52,7 +52,7 @@ def serve(
         return
     os.environ[service.CONFIG_ENV] = str(config.resolve())
     os.environ[service.MAX_BODY_ENV] = str(max_body_bytes)
-    uvicorn.run("assay.guardrail.service:app_from_environment", factory=True, workers=workers, **options)  # type: ignore[arg-type]
+    uvicorn.run("assay.apps.guardrail_service:app_from_environment", factory=True, workers=workers, **options)  # type: ignore[arg-type]
 
 
 @app.command("check")

@@ -8,8 +8,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from assay.cli import inputs
-from assay.cli.common import command_group, console, options, user_errors
+from assay.apps.cli import inputs
+from assay.apps.cli.common import command_group, console, options, user_errors
 from assay.escaping import for_terminal
 
 app = command_group("The model risk management workflow.")
@@ -102,7 +102,7 @@ def run(
 
 
 def run_workflow(**parameters: Any) -> dict[str, Any]:
-    from assay.cli.server import connect
+    from assay.apps.cli.server import connect
 
     ready = connect(meanwhile=preload_first_step)
     from assay.flows.mrm import mrm_workflow

@@ -9,7 +9,7 @@ The failed transaction was rolled back whole, so the request can be replayed; th
 ten times, with a growing pause (11 s in all), before giving the 503 to the caller. Nothing else changes:
 other statuses, streams and websockets pass through untouched.
 
-Run as ``python -m assay.prefect_serve --host 127.0.0.1 --port 4200`` (the kept server's supervisor and the
+Run as ``python -m assay.apps.prefect_serve --host 127.0.0.1 --port 4200`` (the kept server's supervisor and the
 tests' servers do)."""
 
 import argparse
@@ -30,7 +30,7 @@ RETRIED_STATUS = 503
 ATTEMPTS = 10
 FIRST_PAUSE_S = 0.1  # then doubled up to LONGEST_PAUSE_S: 0.1, 0.2, 0.4, 0.8, 1.6, 2, 2, 2, 2 s (11.1 s at most)
 LONGEST_PAUSE_S = 2.0
-logger = logging.getLogger("assay.prefect_serve")
+logger = logging.getLogger("assay.apps.prefect_serve")
 
 
 class RetryWhenLocked:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.table import Table
 
-from assay.cli.common import console, show_error, user_errors
-from assay.cli.gates import GATE_BREACHED, GATE_HELP, print_gates
+from assay.apps.cli.common import console, show_error, user_errors
+from assay.apps.cli.gates import GATE_BREACHED, GATE_HELP, print_gates
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:

@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from assay.cli.artifact_listing import print_listing
-from assay.cli.common import command_group, console, errors, user_errors
+from assay.apps.cli.artifact_listing import print_listing
+from assay.apps.cli.common import command_group, console, errors, user_errors
 from assay.escaping import for_terminal
 from assay.models.artifacts import VerificationReport
 from assay.storage.run_artifacts import run_versions

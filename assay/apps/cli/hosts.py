@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from assay.cli.common import console, errors, user_errors
+from assay.apps.cli.common import console, errors, user_errors
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ ANSWER_CHARS = 300
 
 
 def load_host_file(path: Path):  # type: ignore[no-untyped-def]
-    from assay.cli.inputs import host_file
+    from assay.apps.cli.inputs import host_file
 
     return host_file(path, "FILE")
 
@@ -92,10 +92,10 @@ def check(
     ] = None,
 ) -> None:
     """Send one probe prompt to the host in FILE and show what came back; exit 1 when it fails."""
+    from assay.apps.serve_sample import _default_embedder
     from assay.hosts import create_host
     from assay.hosts.base import answered_row
     from assay.models import TestCase
-    from assay.serve_sample import _default_embedder
 
     with user_errors():
         config = load_host_file(file)
@@ -166,7 +166,7 @@ def serve_sample(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
 ) -> None:
     """Serve the built-in sample RAG over HTTP: OpenAI-compatible /v1/chat/completions and an in-house /rag."""
-    from assay.serve_sample import serve
+    from assay.apps.serve_sample import serve
 
     console.print(
         f"sample RAG on http://{for_terminal(host)}:{port}: POST /rag, POST /v1/chat/completions "

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Literal
 import typer
 from rich.table import Table
 
-from assay.cli.common import console
+from assay.apps.cli.common import console
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:

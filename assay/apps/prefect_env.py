@@ -7,7 +7,7 @@ from assay.config import Settings
 from assay.redaction import install_log_redaction
 
 if TYPE_CHECKING:
-    from assay.prefect_server import KeptServer
+    from assay.apps.prefect_server import KeptServer
 
 
 def configure_prefect(settings: Settings) -> None:
@@ -35,7 +35,7 @@ def connect_prefect(settings: Settings) -> "KeptServer | None":
     or the active Prefect profile), else Assay's kept local server (found or started now, not waited for:
     call ``.wait()`` before the first flow), else (``ASSAY_PREFECT_SERVER=temporary``) None, and Prefect
     starts its temporary server for this command."""
-    from assay.prefect_server import configured_api_url, ensure_server
+    from assay.apps.prefect_server import configured_api_url, ensure_server
 
     configure_prefect(settings)
     if configured_api_url() is not None or settings.prefect_server == "temporary":

@@ -1,6 +1,6 @@
 """The ``assay`` executable: hand the command to a warm worker when one serves this environment, else run it
-here (and leave a worker behind for the next command). See ``assay.cli.warm``. A command run here ends without
-the interpreter's teardown (``assay.cli.exit``).
+here (and leave a worker behind for the next command). See ``assay.apps.cli.warm``. A command run here ends without
+the interpreter's teardown (``assay.apps.cli.exit``).
 
 SIGTERM (a CI time-out, ``kill``) ends a command run here as Ctrl-C does, so its clean-up still runs: Prefect
 marks the flow run crashed and stops the temporary server it started, which SIGTERM's default (dying on the
@@ -12,8 +12,8 @@ import signal
 import sys
 from types import FrameType
 
-from assay.cli import warm
-from assay.cli.exit import exit_now, exit_status
+from assay.apps.cli import warm
+from assay.apps.cli.exit import exit_now, exit_status
 
 
 class _Termination:
@@ -32,7 +32,7 @@ def main() -> None:
         code = warm.run_in_worker(sys.argv, environ)
         if code is not None:
             sys.exit(code)
-    from assay.cli.main import app
+    from assay.apps.cli.main import app
 
     signal.signal(signal.SIGTERM, _interrupt_on_sigterm)
     try:

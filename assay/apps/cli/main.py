@@ -4,7 +4,7 @@ from typing import Annotated
 
 import typer
 
-from assay.cli import (
+from assay.apps.cli import (
     artifacts,
     baseline,
     compare,
@@ -18,8 +18,8 @@ from assay.cli import (
     suite,
     validate,
 )
-from assay.cli import hosts as hosts_cli
-from assay.cli.common import AssayGroup, command_group, options
+from assay.apps.cli import hosts as hosts_cli
+from assay.apps.cli.common import AssayGroup, command_group, options
 
 app = command_group(
     "Assay: model-risk validation studio for RAG and LLM systems.",
