@@ -4,12 +4,12 @@ parsing failures). The judge reads the actual answer and, for a RAG case, each r
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
 from assay.evaluators._leakage import LeakageNames, leakage_metrics
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, threshold_parameter
 
 from assay.models.evaluation import EvaluatorSpec
 
@@ -20,9 +20,7 @@ class BinaryJudgeEvaluator(JudgedEvaluator):
     failure_field: ClassVar[str]
     """The verdict's boolean field that is true when the text fails the check (e.g. ``sexist``)."""
     judge_context: ClassVar[bool] = True
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext, text: str) -> dict[str, Any]:
         """The template's inputs for judging ``text`` (the answer or one retrieved chunk) of ``case``."""

@@ -12,10 +12,10 @@ import asyncio
 import hashlib
 import re
 from abc import abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
+from assay.evaluators._judged import JUDGE_COMPLIANCE, CaseJudge, JudgedEvaluator, JudgeFailed
 from assay.evaluators.base import CaseContext, Scored, Unscored
 
 from assay.models.evaluation import MetricMeta
@@ -31,7 +31,7 @@ RATING_SCHEMA: dict[str, Any] = {
 }
 """The reply of every Databricks-style template, built-in (TOML) or custom."""
 
-COMPLIANCE = ["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"]
+COMPLIANCE = list(JUDGE_COMPLIANCE)
 
 
 def rating_metric(
@@ -212,6 +212,14 @@ def custom_template(
 
 
 CUSTOM_VARIABLES = ("request", "response", "expected_response", "retrieved_context")
+
+
+def assessment_name_parameter(default: str, scope: str) -> Any:
+    """A custom judge's ``assessment_name`` parameter: it names the columns ``<scope>/llm_judged/<name>/...``."""
+    return field(
+        default=default,
+        metadata={"description": f"Name of the assessment in the columns: {scope}/llm_judged/<assessment_name>/..."},
+    )
 
 
 class CustomPromptJudge:

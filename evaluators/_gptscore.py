@@ -19,11 +19,11 @@ judge model you use, to have the primary metric report problems.
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, golden_pair, threshold_parameter
 
 from assay.judges.templates import template
 from assay.models.evaluation import CaseInput, Domain, EvaluatorSpec, MetricMeta, Task
@@ -123,6 +123,33 @@ def gptscore_spec(
     )
 
 
+def summarization_spec(
+    id: str,
+    display_name: str,
+    description: str,
+    *,
+    required_inputs: Sequence[CaseInput],
+    aspects: tuple[Aspect, ...],
+    keywords: Sequence[str],
+) -> EvaluatorSpec:
+    """The spec of a GPTScore evaluator of summaries (with or without a reference)."""
+    return gptscore_spec(
+        id,
+        display_name,
+        description,
+        domain="summarization",
+        tasks=["summarization"],
+        required_inputs=required_inputs,
+        aspects=aspects,
+        keywords=keywords,
+    )
+
+
+def summarization_golden(good_summary: str, bad_summary: str, **shared: Any) -> dict[str, dict[str, Any]]:
+    """The golden cases of a GPTScore evaluator of summaries: summarization cases differing in the summary."""
+    return golden_pair(good_summary, bad_summary, categories=["summarization"], **shared)
+
+
 def split_prompt(template_id: str, prompt: Prompt) -> tuple[str, str]:
     """(prefix, continuation) of the rendered instruction: the continuation is what gets scored. The prefix
     ends without trailing space, so the token carrying the space before the first scored word is scored."""
@@ -145,10 +172,7 @@ class GPTScoreEvaluator(JudgedEvaluator):
 
     family: ClassVar[str]
     aspects: ClassVar[tuple[Aspect, ...]]
-    metric_threshold: float | None = field(
-        default=None,
-        metadata={"description": THRESHOLD_PARAMETER},
-    )
+    metric_threshold: float | None = threshold_parameter(THRESHOLD_PARAMETER)
 
     def prompts(self, case: CaseContext) -> list[Prompt]:
         raise NotImplementedError

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 from assay.judges import NOT_CONFIGURED
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import CaseInput, EvaluatorSpec, MetricMeta, ModelType
 from assay.models.judges import JudgeAccount, JudgeCall, JudgeRunOptions, JudgeSummary
 
 if TYPE_CHECKING:
@@ -65,6 +65,9 @@ class CaseJudge:
         return call.verdict
 
 
+JUDGE_COMPLIANCE = ("NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis")
+"""What a judge of answers or retrieval is filed under unless its spec says otherwise."""
+
 JUDGED_INPUTS: dict[str, dict[str, Any]] = {
     "actual_output": {"domain": "generation", "model_types": ["llm", "rag"]},
     "retrieved_context": {"domain": "retrieval", "model_types": ["rag"]},
@@ -81,16 +84,24 @@ def judge_spec(
     *,
     judged: Literal["actual_output", "retrieved_context"],
     problem_type: str | None = None,
+    also_reads: Sequence[CaseInput] = (),
+    compliance: Sequence[str] = JUDGE_COMPLIANCE,
+    model_types: Sequence[ModelType] | None = None,
 ) -> EvaluatorSpec:
     """The spec of a judge of the actual answer or of the retrieved context for the question: what differs
-    between such judges is its row of arguments; compliance and the judge need are the same for all."""
+    between such judges is its row of arguments; the judge need is the same for all. The required inputs are
+    the question, ``also_reads`` (e.g. the expected answer) and the judged text; ``model_types`` overrides the
+    judged text's (a judge of the answer against the retrieved context is for RAG only)."""
+    filed_under = dict(JUDGED_INPUTS[judged])
+    if model_types is not None:
+        filed_under["model_types"] = list(model_types)
     return EvaluatorSpec(
         id=id,
         display_name=display_name,
         description=description,
-        **JUDGED_INPUTS[judged],
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["question", judged],
+        **filed_under,
+        compliance=list(compliance),
+        required_inputs=["question", *also_reads, judged],
         needs=["llm"],
         metrics=metrics,
         keywords=list(keywords),

@@ -12,12 +12,14 @@ Heavy libraries are imported inside functions so listing the evaluator catalogue
 import json
 import os
 import threading
+from abc import abstractmethod
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import numpy as np
-from assay.evaluators.base import Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
 
 MODELS_DIR_ENV = "ASSAY_MODELS_DIR"
 _WEIGHT_FILES = (
@@ -101,12 +103,36 @@ def find_model(purpose: str, name: str) -> tuple[Path | None, str | None]:
     return folder, None
 
 
+def label_problem(purpose: str, name: str, has_label: Callable[[list[str]], bool], wanted: str) -> str | None:
+    """Why the classifier ``find_model`` finds for ``purpose`` cannot serve (reading its config.json only): it is
+    not found, or ``has_label`` finds no ``wanted`` label among its labels; None when it can."""
+    folder, reason = find_model(purpose, name)
+    if folder is None:
+        return reason
+    labels = label_names(read_config(folder))
+    if not has_label(labels):
+        return f"{purpose} model {name!r} has no {wanted} among its labels {labels}"
+    return None
+
+
 def require_model(purpose: str, name: str) -> Path:
     """The model folder, or ``Unscored`` with the reason it cannot be used (for callers that skipped the check)."""
     folder, reason = find_model(purpose, name)
     if folder is None:
         raise Unscored(reason or f"{purpose} model {name!r} is not on this machine")
     return folder
+
+
+def model_parameter(default: str, what: str) -> Any:
+    """The ``model`` parameter of an evaluator reading local weights (see ``find_model``); ``what`` says what the
+    model is, in its description."""
+    return field(
+        default=default,
+        metadata={
+            "description": f"Local folder of the {what}, or its name looked up under $ASSAY_MODELS_DIR and the "
+            "offline Hugging Face cache; never downloaded."
+        },
+    )
 
 
 def read_config(folder: Path) -> dict[str, Any]:
@@ -216,8 +242,40 @@ def sequence_classifier(folder: Path) -> SequenceClassifier:
     return load_once("sequence-classification", folder, SequenceClassifier)
 
 
+def load_classifier(purpose: str, name: str) -> SequenceClassifier:
+    """The sequence classifier ``require_model`` finds for ``purpose``, loaded once."""
+    return sequence_classifier(require_model(purpose, name))
+
+
 def batched(items: Sequence[T], size: int) -> Iterator[list[T]]:
     step = max(1, int(size))
     for start in range(0, len(items), step):
         yield list(items[start : start + step])
 
+
+class AnswerModelEvaluator(Evaluator):
+    """An evaluator running local model weights on each distinct actual answer once (toxicity, fairness bias,
+    perplexity): ``prepare`` runs ``score_answers`` on the answers not scored yet, in one batch, and
+    ``answer_result`` gives a case's result, scoring an answer that was not prepared on the spot. A blank
+    answer leaves the case unscored."""
+
+    def __post_init__(self) -> None:
+        self._scored: dict[str, Any] = {}
+
+    @abstractmethod
+    def score_answers(self, texts: list[str]) -> Sequence[Any]:
+        """The model's result for each of ``texts`` (distinct, stripped, not blank), in order."""
+
+    def prepare(self, cases: Sequence[CaseContext]) -> None:
+        distinct = dict.fromkeys(case.actual_output.strip() for case in cases if case.actual_output)
+        texts = [text for text in distinct if text and text not in self._scored]
+        if texts:
+            self._scored.update(zip(texts, self.score_answers(texts), strict=True))
+
+    def answer_result(self, case: CaseContext) -> Any:
+        text = (case.actual_output or "").strip()
+        if not text:
+            raise Unscored(f"test case {case.test_case_key}: the actual answer is blank")
+        if text not in self._scored:
+            self.prepare([case])
+        return self._scored[text]

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -35,16 +35,12 @@ class AnswerCorrectness(JudgedEvaluator):
         required_inputs=["expected_output", "actual_output"],
         needs=["llm", "embeddings"],
         metrics=[
-            MetricMeta(
-                key="answer_correctness",
-                display_name="Answer correctness",
-                description=(
-                    "Weighted mean of the factual F1 and the semantic similarity of the actual and expected "
-                    "answers; higher means closer alignment with the ground truth."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "answer_correctness",
+                "Answer correctness",
+                "Weighted mean of the factual F1 and the semantic similarity of the actual and expected "
+                "answers; higher means closer alignment with the ground truth.",
+                primary=True,
             ),
             MetricMeta(
                 key="factual_f1",
@@ -61,18 +57,12 @@ class AnswerCorrectness(JudgedEvaluator):
         ],
         keywords=["correctness", "ground truth", "f1", "embeddings", "llm-judge", "ragas"],
     )
-    golden = {
-        "good": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
-            "actual_output": "On balances from £10,000 to £49,999 the Easy Access Saver pays 3.25% AER.",
-        },
-        "bad": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
-            "actual_output": "You can open a Fixed Rate Bond online. Branches close at 5pm on weekdays.",
-        },
-    }
+    golden = golden_pair(
+        "On balances from £10,000 to £49,999 the Easy Access Saver pays 3.25% AER.",
+        "You can open a Fixed Rate Bond online. Branches close at 5pm on weekdays.",
+        question="What rate does the Easy Access Saver pay on £20,000?",
+        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
+    )
     cascade_proxy: ClassVar[str | None] = "answer_semantic_similarity"
 
     factuality_weight: float = field(
@@ -81,9 +71,7 @@ class AnswerCorrectness(JudgedEvaluator):
     semantic_weight: float = field(
         default=0.25, metadata={"description": "Weight of the semantic similarity in the score (default 0.25)."}
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     def __post_init__(self) -> None:
         if self.factuality_weight < 0 or self.semantic_weight < 0 or self.factuality_weight + self.semantic_weight <= 0:

@@ -11,21 +11,17 @@ from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
-ANSWER_RELEVANCY_METRIC = MetricMeta(
-    key="answer_relevancy",
-    display_name="Answer relevancy",
-    description=(
-        "Mean cosine similarity of the question with the questions the LLM judge generates from the actual "
-        "answer (0 for a noncommittal answer); lower means an incomplete, off-topic or padded answer."
-    ),
-    higher_is_better=True,
-    threshold=0.75,
-    is_primary=True,
+ANSWER_RELEVANCY_METRIC = score_metric(
+    "answer_relevancy",
+    "Answer relevancy",
+    "Mean cosine similarity of the question with the questions the LLM judge generates from the actual "
+    "answer (0 for a noncommittal answer); lower means an incomplete, off-topic or padded answer.",
+    primary=True,
 )
 
 
@@ -47,24 +43,17 @@ class AnswerRelevancyLLM(JudgedEvaluator):
         metrics=[ANSWER_RELEVANCY_METRIC],
         keywords=["relevancy", "question generation", "embeddings", "llm-judge", "ragas"],
     )
-    golden = {
-        "good": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "actual_output": "The Easy Access Saver pays an interest rate of 3.25% AER.",
-        },
-        "bad": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "actual_output": "Our branches open at 9am on Saturdays. Parking is free for customers.",
-        },
-    }
+    golden = golden_pair(
+        "The Easy Access Saver pays an interest rate of 3.25% AER.",
+        "Our branches open at 9am on Saturdays. Parking is free for customers.",
+        question="What interest rate does the Easy Access Saver pay?",
+    )
     cascade_proxy: ClassVar[str | None] = "answer_relevancy_sentence_similarity"
 
     questions: int = field(
         default=3, metadata={"description": "How many questions the judge generates from the answer (default 3)."}
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     def __post_init__(self) -> None:
         if not 1 <= self.questions <= 10:

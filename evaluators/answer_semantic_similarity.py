@@ -1,55 +1,40 @@
 """Answer semantic similarity: cosine of the actual and expected answers' embeddings (seed 002)."""
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators.base import CaseContext, Evaluator, cosine
+from assay.evaluators._sentence_similarity import similarity_spec
+from assay.evaluators.base import CaseContext, Evaluator, cosine, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 
 @register
 @dataclass
 class AnswerSemanticSimilarity(Evaluator):
-    spec = EvaluatorSpec(
-        id="answer_semantic_similarity",
-        display_name="Answer semantic similarity",
-        description=(
-            "Semantic resemblance between the actual answer and the expected answer (ground truth): "
-            "both are embedded and compared by cosine similarity."
-        ),
-        domain="generation",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["expected_output", "actual_output"],
-        needs=["embeddings"],
-        metrics=[
-            MetricMeta(
-                key="answer_similarity",
-                display_name="Answer similarity",
-                description="Cosine similarity of the actual and expected answers' embeddings, clipped to [0, 1].",
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+    spec = similarity_spec(
+        "answer_semantic_similarity",
+        "Answer semantic similarity",
+        "Semantic resemblance between the actual answer and the expected answer (ground truth): "
+        "both are embedded and compared by cosine similarity.",
+        [
+            score_metric(
+                "answer_similarity",
+                "Answer similarity",
+                "Cosine similarity of the actual and expected answers' embeddings, clipped to [0, 1].",
+                primary=True,
             )
         ],
         keywords=["embeddings", "ground-truth", "semantic-similarity"],
+        required_inputs=["expected_output", "actual_output"],
     )
 
-    golden = {
-        "good": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "Balances from £10,000 in the Easy Access Saver earn 3.25% AER.",
-        },
-        "bad": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "Our branches open at 9am on Saturdays.",
-        },
-    }
-
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    golden = golden_pair(
+        "Balances from £10,000 in the Easy Access Saver earn 3.25% AER.",
+        "Our branches open at 9am on Saturdays.",
+        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
     )
+
+    metric_threshold: float | None = threshold_parameter()
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         texts = [text for case in cases for text in (case.actual_output, case.expected_output) if text]

@@ -12,11 +12,11 @@ case is unscored with the reasons (its details still list every assertion's outc
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluators import _assertion_checks as checks
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models import Assertion
@@ -31,6 +31,19 @@ SINGLE_TARGET_TYPES = {"EXACT_MATCH", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED
 
 def _metric(key: str, display_name: str, description: str, **options: Any) -> MetricMeta:
     return MetricMeta(key=key, display_name=display_name, description=description, **options)
+
+
+def _golden_checks() -> dict[str, Any]:
+    """What both golden cases check: a JSON answer naming the city asked for, the temperature, and no refusal."""
+    return {
+        "response_format": "json",
+        "variables": {"city": "Paris"},
+        "assertions": [
+            Assertion(type="EXACT_MATCH", targets=["{{city}}"], json_path="$.city"),
+            Assertion(type="EXACT_MATCH", targets=["21"], json_path="$.temperature"),
+            Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
+        ],
+    }
 
 
 @register
@@ -84,30 +97,12 @@ class Assertions(Evaluator):
     )
 
     golden = {
-        "good": {
-            "actual_output": '```json\n{"city": "Paris", "temperature": 21}\n```',
-            "response_format": "json",
-            "variables": {"city": "Paris"},
-            "assertions": [
-                Assertion(type="EXACT_MATCH", targets=["{{city}}"], json_path="$.city"),
-                Assertion(type="EXACT_MATCH", targets=["21"], json_path="$.temperature"),
-                Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
-            ],
-        },
-        "bad": {
-            "actual_output": '{"city": "Lyon", "temperature": 21}',
-            "response_format": "json",
-            "variables": {"city": "Paris"},
-            "assertions": [
-                Assertion(type="EXACT_MATCH", targets=["{{city}}"], json_path="$.city"),
-                Assertion(type="EXACT_MATCH", targets=["21"], json_path="$.temperature"),
-                Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
-            ],
-        },
+        "good": {"actual_output": '```json\n{"city": "Paris", "temperature": 21}\n```', **_golden_checks()},
+        "bad": {"actual_output": '{"city": "Lyon", "temperature": 21}', **_golden_checks()},
     }
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold (100) of the assertion score."}
+    metric_threshold: float | None = threshold_parameter(
+        "Overrides the default threshold (100) of the assertion score."
     )
 
     def score(self, case: CaseContext) -> Scored:

@@ -18,7 +18,7 @@ from assay.evaluators._tasks import task_mismatch
 
 from assay.embeddings.engine import Embedder
 from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow, ToolCall
-from assay.models.evaluation import CaseScores, EvaluatorSpec, ParameterMeta
+from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta, ParameterMeta
 
 if TYPE_CHECKING:
     from assay.embeddings.keyed_store import KeyedJsonStore
@@ -179,6 +179,28 @@ class CaseContext:
             "conversation": bool(self.turns),
         }
         return [name for name in inputs if not present[name]]
+
+
+def score_metric(key: str, display_name: str, description: str, *, primary: bool = False) -> MetricMeta:
+    """A score in [0, 1] where higher is better, passing from 0.75: a similarity, an overlap, a share of cases
+    (the most common kind of metric)."""
+    return MetricMeta(key=key, display_name=display_name, description=description, threshold=0.75, is_primary=primary)
+
+
+def failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
+    """A share of failing outputs (or of failures of one kind), lower is better, a problem from 0.5."""
+    return MetricMeta(
+        key=key, display_name=display_name, description=description, higher_is_better=False, threshold=0.5
+    )
+
+
+PRIMARY_THRESHOLD = "Overrides the default threshold of the primary metric."
+
+
+def threshold_parameter(description: str = PRIMARY_THRESHOLD) -> Any:
+    """The ``metric_threshold`` parameter (read by ``Evaluator.threshold``): None keeps the primary metric's
+    default threshold. Declared by each evaluator at its place among the parameters, with its description."""
+    return field(default=None, metadata={"description": description})
 
 
 def golden_pair(good_answer: str, bad_answer: str, **shared: Any) -> dict[str, dict[str, Any]]:

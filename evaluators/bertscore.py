@@ -24,13 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from assay.evaluators._sentence_similarity import rounded
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators._sentence_similarity import rounded, similarity_spec
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.embeddings import PACKAGED_MODEL, ModelUnavailableError, resolve_model_path
 from assay.embeddings.keyed_store import hashed_key
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 Pair = tuple[str, str]
 PairScores = dict[str, float]
@@ -99,40 +98,30 @@ def _greedy_match(candidate: TokenVectors, reference: TokenVectors) -> PairScore
     return {key: rounded(min(max(value, 0.0), 1.0)) for key, value in values}
 
 
-def _metric(key: str, display_name: str, description: str, *, primary: bool = False) -> MetricMeta:
-    return MetricMeta(key=key, display_name=display_name, description=description, threshold=0.75, is_primary=primary)
-
-
 @register
 @dataclass
 class BertScore(Evaluator):
-    spec = EvaluatorSpec(
-        id="bertscore",
-        display_name="BERTScore",
-        description=(
-            "Token-level semantic similarity of the actual answer to the expected answer: every token is "
-            "matched greedily to the most similar token of the other text by the cosine of contextual "
-            "embeddings (all-MiniLM-L6-v2, last layer); precision averages over the actual answer's tokens, "
-            "recall over the expected answer's, and F1 combines them. Texts beyond 512 tokens are truncated."
-        ),
-        domain="generation",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["expected_output", "actual_output"],
-        needs=["model_weights"],
-        metrics=[
-            _metric(
+    spec = similarity_spec(
+        "bertscore",
+        "BERTScore",
+        "Token-level semantic similarity of the actual answer to the expected answer: every token is "
+        "matched greedily to the most similar token of the other text by the cosine of contextual "
+        "embeddings (all-MiniLM-L6-v2, last layer); precision averages over the actual answer's tokens, "
+        "recall over the expected answer's, and F1 combines them. Texts beyond 512 tokens are truncated.",
+        [
+            score_metric(
                 "bertscore_precision",
                 "BERTScore precision",
                 "Mean best-match similarity of the actual answer's tokens: low when the answer adds unsupported "
                 "content.",
             ),
-            _metric(
+            score_metric(
                 "bertscore_recall",
                 "BERTScore recall",
                 "Mean best-match similarity of the expected answer's tokens: low when the answer leaves out "
                 "expected content.",
             ),
-            _metric(
+            score_metric(
                 "bertscore_f1",
                 "BERTScore F1",
                 "Harmonic mean of BERTScore precision and recall.",
@@ -140,22 +129,17 @@ class BertScore(Evaluator):
             ),
         ],
         keywords=["bertscore", "ground-truth", "semantic-similarity", "tokens", "transformer"],
+        required_inputs=["expected_output", "actual_output"],
+        needs=["model_weights"],
     )
 
-    golden = {
-        "good": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "Balances from £10,000 in the Easy Access Saver earn 3.25% AER.",
-        },
-        "bad": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "Our branches open at 9am on Saturdays.",
-        },
-    }
-
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    golden = golden_pair(
+        "Balances from £10,000 in the Easy Access Saver earn 3.25% AER.",
+        "Our branches open at 9am on Saturdays.",
+        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
     )
+
+    metric_threshold: float | None = threshold_parameter()
     model: str = field(
         default=PACKAGED_MODEL,
         metadata={

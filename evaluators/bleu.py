@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
@@ -24,16 +24,12 @@ SMOOTH_METHODS = ("exp", "floor", "add-k", "none")
 
 def _bleu_metric(order: int) -> MetricMeta:
     grams = {1: "unigrams", 2: "bigrams", 3: "trigrams", 4: "4-grams"}[order]
-    return MetricMeta(
-        key=f"bleu_{order}",
-        display_name=f"BLEU-{order}",
-        description=(
-            f"Cumulative BLEU up to {grams}: geometric mean of the 1..{order}-gram precisions of the actual "
-            "answer against the expected answer, times the brevity penalty, scaled to [0, 1]."
-        ),
-        higher_is_better=True,
-        threshold=0.75,
-        is_primary=order == 1,
+    return score_metric(
+        f"bleu_{order}",
+        f"BLEU-{order}",
+        f"Cumulative BLEU up to {grams}: geometric mean of the 1..{order}-gram precisions of the actual "
+        "answer against the expected answer, times the brevity penalty, scaled to [0, 1].",
+        primary=order == 1,
     )
 
 
@@ -74,19 +70,14 @@ class Bleu(Evaluator):
         keywords=["bleu", "n-gram", "ground-truth", "summarization", "translation"],
     )
 
-    golden = {
-        "good": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-        },
-        "bad": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "Our branches open at 9am on Saturdays.",
-        },
-    }
+    golden = golden_pair(
+        "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+        "Our branches open at 9am on Saturdays.",
+        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+    )
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric BLEU-1."}
+    metric_threshold: float | None = threshold_parameter(
+        "Overrides the default threshold (0.75) of the primary metric BLEU-1."
     )
     tokenize: str = field(
         default="13a",

@@ -19,7 +19,7 @@ import jinja2
 import jinja2.meta
 from assay.evaluators._binary_judge import binary_scores, retrieval_verdict
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -145,16 +145,11 @@ class BringYourOwnPrompt(JudgedEvaluator):
         ),
         keywords=["byop", "custom prompt", "llm-judge", "binary"],
     )
-    golden = {
-        "good": {
-            "question": "What is the daily ATM withdrawal limit?",
-            "actual_output": "The daily ATM withdrawal limit is 500 dollars per card.",
-        },
-        "bad": {
-            "question": "What is the daily ATM withdrawal limit?",
-            "actual_output": "I enjoy hiking in the mountains on sunny weekends.",
-        },
-    }
+    golden = golden_pair(
+        "The daily ATM withdrawal limit is 500 dollars per card.",
+        "I enjoy hiking in the mountains on sunny weekends.",
+        question="What is the daily ATM withdrawal limit?",
+    )
     prompt: str = field(
         default=DEFAULT_PROMPT,
         metadata={
@@ -164,9 +159,7 @@ class BringYourOwnPrompt(JudgedEvaluator):
             )
         },
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def __post_init__(self) -> None:
         self._template = prompt_template(self.prompt)

@@ -1,11 +1,11 @@
 """Chunk relevance (Judge): did the retriever find chunks that help answer the request (seeds 001/003)?
 Each retrieved chunk is rated on its own; the case's value is the precision, relevant / retrieved."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assay.evaluators._databricks import ChunkRatingJudge, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, threshold_parameter
 from assay.evaluators.registry import register
 
 
@@ -48,9 +48,7 @@ class ChunkRelevance(ChunkRatingJudge):
     }
     template_id = "databricks_chunk_relevance"
     assessment = "chunk_relevance"
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def chunk_inputs(self, case: CaseContext, chunk: str) -> dict[str, str]:
         return {"request": case.question, "chunk": chunk}

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
+from assay.models.evaluation import CaseScores, EvaluatorSpec
 
 METRICS = ("accuracy", "precision", "recall", "f1")
 CLASSIFICATION_CATEGORY = "classification"
@@ -44,17 +44,6 @@ def normalise_label(text: str) -> str:
     return " ".join(spaced.split())
 
 
-def _metric(key: str, display_name: str, description: str, primary: bool = False) -> MetricMeta:
-    return MetricMeta(
-        key=key,
-        display_name=display_name,
-        description=description,
-        higher_is_better=True,
-        threshold=0.75,
-        is_primary=primary,
-    )
-
-
 @register
 @dataclass
 class Classification(Evaluator):
@@ -71,18 +60,20 @@ class Classification(Evaluator):
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis", "SR 11-7: Conceptual Soundness"],
         required_inputs=["expected_output", "actual_output"],
         metrics=[
-            _metric("accuracy", "Accuracy", "Share of cases whose predicted label is the true label.", primary=True),
-            _metric(
+            score_metric(
+                "accuracy", "Accuracy", "Share of cases whose predicted label is the true label.", primary=True
+            ),
+            score_metric(
                 "precision",
                 "Precision",
                 "Macro precision: per label, true positives / (true positives + false positives), averaged.",
             ),
-            _metric(
+            score_metric(
                 "recall",
                 "Recall",
                 "Macro recall: per label, true positives / (true positives + false negatives), averaged.",
             ),
-            _metric("f1", "F1", "Macro F1: per label, 2 * precision * recall / (precision + recall), averaged."),
+            score_metric("f1", "F1", "Macro F1: per label, 2 * precision * recall / (precision + recall), averaged."),
         ],
         keywords=["classification", "labels", "confusion-matrix", "accuracy", "f1"],
     )
@@ -92,8 +83,8 @@ class Classification(Evaluator):
         "bad": {"expected_output": "Complaint", "actual_output": "Compliment", "categories": ["classification"]},
     }
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric accuracy."}
+    metric_threshold: float | None = threshold_parameter(
+        "Overrides the default threshold (0.75) of the primary metric accuracy."
     )
 
     labels: str = field(

@@ -11,13 +11,13 @@ tuning for a different model.
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from assay.evaluators._sentence_similarity import similarity_spec
 from assay.evaluators._split_bound import check_bound, within_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored, cosine
+from assay.evaluators.base import CaseContext, Evaluator, Scored, cosine, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
 from assay.models import RetrievedChunk
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 SPLIT_INPUTS = ("retrieved_context",)
 
@@ -30,33 +30,23 @@ def ranked(chunks: Sequence[RetrievedChunk]) -> list[RetrievedChunk]:
 @register
 @dataclass
 class ContextMeanReciprocalRank(Evaluator):
-    spec = EvaluatorSpec(
-        id="context_mean_reciprocal_rank",
-        display_name="Context mean reciprocal rank",
-        description=(
-            "Mean reciprocal rank of the first relevant retrieved chunk. A chunk is relevant when one of its "
-            "sentences is similar enough to the question (embedding cosine similarity at or above the "
-            "relevance threshold); a case scores 1 / rank of its first relevant chunk, 0 when none is."
-        ),
-        domain="retrieval",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        model_types=["rag"],
-        required_inputs=["question", "retrieved_context"],
-        needs=["embeddings"],
-        metrics=[
-            MetricMeta(
-                key="mean_reciprocal_rank",
-                display_name="Mean reciprocal rank",
-                description=(
-                    "Reciprocal rank of the first relevant retrieved chunk (1.0 at rank 1, 0.2 at rank 5, "
-                    "0.0 when none is relevant), averaged over the cases."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+    spec = similarity_spec(
+        "context_mean_reciprocal_rank",
+        "Context mean reciprocal rank",
+        "Mean reciprocal rank of the first relevant retrieved chunk. A chunk is relevant when one of its "
+        "sentences is similar enough to the question (embedding cosine similarity at or above the "
+        "relevance threshold); a case scores 1 / rank of its first relevant chunk, 0 when none is.",
+        [
+            score_metric(
+                "mean_reciprocal_rank",
+                "Mean reciprocal rank",
+                "Reciprocal rank of the first relevant retrieved chunk (1.0 at rank 1, 0.2 at rank 5, "
+                "0.0 when none is relevant), averaged over the cases.",
+                primary=True,
             )
         ],
         keywords=["retrieval", "ranking", "mrr", "embeddings", "rag"],
+        required_inputs=["question", "retrieved_context"],
     )
 
     golden = {
@@ -76,8 +66,8 @@ class ContextMeanReciprocalRank(Evaluator):
         },
     }
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric."}
+    metric_threshold: float | None = threshold_parameter(
+        "Overrides the default threshold (0.75) of the primary metric."
     )
     mrr_relevant_chunk_threshold: float = field(
         default=0.7,

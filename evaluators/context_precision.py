@@ -5,46 +5,35 @@ answer; the score is the average precision of that ranking: the mean of precisio
 a useful chunk. Useless chunks above useful ones lower it; a retrieval with no useful chunk scores 0.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assay.evaluators import _ragas
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judge_spec
+from assay.evaluators.base import CaseContext, Scored, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
-
-CONTEXT_PRECISION_METRIC = MetricMeta(
-    key="context_precision",
-    display_name="Context precision",
-    description=(
-        "Average precision of the retrieved chunks, a chunk being relevant when the LLM judge finds it useful for "
-        "reaching the expected answer: whether the relevant chunks are ranked above the irrelevant ones."
-    ),
-    higher_is_better=True,
-    threshold=0.75,
-    is_primary=True,
+CONTEXT_PRECISION_METRIC = score_metric(
+    "context_precision",
+    "Context precision",
+    "Average precision of the retrieved chunks, a chunk being relevant when the LLM judge finds it useful for "
+    "reaching the expected answer: whether the relevant chunks are ranked above the irrelevant ones.",
+    primary=True,
 )
 
 
 @register
 @dataclass
 class ContextPrecision(JudgedEvaluator):
-    spec = EvaluatorSpec(
-        id="context_precision",
-        display_name="Context Precision (Judge)",
-        description=(
-            "The precision of context retrieval: the LLM judge marks each retrieved chunk as useful or not for "
-            "reaching the expected answer, and the score is the average precision over the chunks' ranking, so "
-            "relevant chunks should appear at the top."
-        ),
-        domain="retrieval",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        model_types=["rag"],
-        required_inputs=["question", "expected_output", "retrieved_context"],
-        needs=["llm"],
-        metrics=[CONTEXT_PRECISION_METRIC],
+    spec = judge_spec(
+        "context_precision",
+        "Context Precision (Judge)",
+        "The precision of context retrieval: the LLM judge marks each retrieved chunk as useful or not for "
+        "reaching the expected answer, and the score is the average precision over the chunks' ranking, so "
+        "relevant chunks should appear at the top.",
+        [CONTEXT_PRECISION_METRIC],
         keywords=["rag", "retrieval", "precision", "ranking", "llm-judge", "ragas"],
+        judged="retrieved_context",
+        also_reads=["expected_output"],
     )
     golden = {
         "good": {
@@ -66,9 +55,7 @@ class ContextPrecision(JudgedEvaluator):
         },
     }
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_precision(case, ask)

@@ -5,25 +5,21 @@ the score is attributed statements / statements. It measures the retriever, not 
 answer is not read.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
-CONTEXT_RECALL_METRIC = MetricMeta(
-    key="context_recall",
-    display_name="Context recall",
-    description=(
-        "Share of the expected answer's statements that can be attributed to the retrieved context (attributed "
-        "statements / statements); below the threshold retrieval missed information the answer needs."
-    ),
-    higher_is_better=True,
-    threshold=0.75,
-    is_primary=True,
+CONTEXT_RECALL_METRIC = score_metric(
+    "context_recall",
+    "Context recall",
+    "Share of the expected answer's statements that can be attributed to the retrieved context (attributed "
+    "statements / statements); below the threshold retrieval missed information the answer needs.",
+    primary=True,
 )
 
 
@@ -61,9 +57,7 @@ class ContextRecall(JudgedEvaluator):
         },
     }
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_recall(case, ask)

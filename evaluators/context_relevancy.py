@@ -5,15 +5,13 @@ the judge names, by number, the sentences needed to answer the question; the sco
 all sentences. Padding the context with off-topic text lowers it even when the answer is in there.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judge_spec
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, score_metric, threshold_parameter
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import MetricMeta
 
 
 @register
@@ -25,16 +23,12 @@ class ContextRelevancy(JudgedEvaluator):
         "The relevancy of the retrieved context to the question: the context is split into sentences, the "
         "LLM judge picks those needed to answer the question, and the score is their share of all sentences.",
         [
-            MetricMeta(
-                key="context_relevancy",
-                display_name="Context relevancy",
-                description=(
-                    "Share of the retrieved context's sentences that are relevant for answering the question "
-                    "(relevant sentences / all sentences); ideally the context holds only what the question needs."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "context_relevancy",
+                "Context relevancy",
+                "Share of the retrieved context's sentences that are relevant for answering the question "
+                "(relevant sentences / all sentences); ideally the context holds only what the question needs.",
+                primary=True,
             )
         ],
         keywords=["rag", "retrieval", "relevancy", "sentences", "llm-judge", "ragas"],
@@ -58,9 +52,7 @@ class ContextRelevancy(JudgedEvaluator):
     }
     cascade_proxy: ClassVar[str | None] = "context_relevancy_soft"
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_relevancy(case, ask)

@@ -1,32 +1,24 @@
 """Context sufficiency (Judge): did the retriever bring back everything the expected response needs
 (seeds 001/003)? A no says the retrieval, not the generation, needs tuning for that request."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assay.evaluators._databricks import RatingJudge, numbered_context, rating_metric
-from assay.evaluators.base import CaseContext
+from assay.evaluators._judged import judge_spec
+from assay.evaluators.base import CaseContext, threshold_parameter
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 
 @register
 @dataclass
 class ContextSufficiency(RatingJudge):
-    spec = EvaluatorSpec(
-        id="context_sufficiency",
-        display_name="Context sufficiency (Judge)",
-        description=(
-            "Asks the LLM judge whether the retrieved context holds every fact of the expected answer: yes when "
-            "the expected answer could be written from it, no when information is missing (the rationale says "
-            "what). Needs the expected answer."
-        ),
-        domain="retrieval",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        model_types=["rag"],
-        required_inputs=["question", "expected_output", "retrieved_context"],
-        needs=["llm"],
-        metrics=[
+    spec = judge_spec(
+        "context_sufficiency",
+        "Context sufficiency (Judge)",
+        "Asks the LLM judge whether the retrieved context holds every fact of the expected answer: yes when "
+        "the expected answer could be written from it, no when information is missing (the rationale says "
+        "what). Needs the expected answer.",
+        [
             rating_metric(
                 "context_sufficiency",
                 "Context sufficiency",
@@ -35,6 +27,8 @@ class ContextSufficiency(RatingJudge):
             )
         ],
         keywords=["llm-judge", "rag", "retrieval", "ground-truth", "databricks"],
+        judged="retrieved_context",
+        also_reads=["expected_output"],
         problem_type="relevance",
     )
     golden = {
@@ -52,9 +46,7 @@ class ContextSufficiency(RatingJudge):
     template_id = "databricks_context_sufficiency"
     assessment = "context_sufficiency"
     scope = "retrieval"
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return {

@@ -5,9 +5,9 @@ naming the parameter, not halfway through a run."""
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._databricks import CustomPromptJudge, RatingJudge, rating_metric
+from assay.evaluators._databricks import CustomPromptJudge, RatingJudge, assessment_name_parameter, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
 
 DEFAULT_PROMPT = (
@@ -37,22 +37,14 @@ class CustomAnswerJudge(CustomPromptJudge, RatingJudge):
         keywords=["llm-judge", "custom", "prompt", "databricks"],
         judged="actual_output",
     )
-    golden = {
-        "good": {
-            "question": "How long does a bank transfer to another UK bank take?",
-            "actual_output": "A bank transfer to another UK bank usually arrives within two hours.",
-        },
-        "bad": {
-            "question": "How long does a bank transfer to another UK bank take?",
-            "actual_output": "We have launched a new rewards credit card with cashback on groceries.",
-        },
-    }
+    golden = golden_pair(
+        "A bank transfer to another UK bank usually arrives within two hours.",
+        "We have launched a new rewards credit card with cashback on groceries.",
+        question="How long does a bank transfer to another UK bank take?",
+    )
     template_id = "databricks_custom_answer"
     needed_variable = "response"
-    assessment_name: str = field(
-        default="answers_request",
-        metadata={"description": "Name of the assessment in the columns: response/llm_judged/<assessment_name>/..."},
-    )
+    assessment_name: str = assessment_name_parameter("answers_request", "response")
     prompt: str = field(
         default=DEFAULT_PROMPT,
         metadata={
@@ -60,9 +52,7 @@ class CustomAnswerJudge(CustomPromptJudge, RatingJudge):
             "{{ expected_response }} or {{ retrieved_context }} and must use {{ response }}."
         },
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return self.prompt_values(case, {"request": case.question, "response": case.actual_output or ""})

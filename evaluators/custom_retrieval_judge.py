@@ -4,9 +4,9 @@ prompt ``retrieved_context`` is the one chunk being judged."""
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._databricks import ChunkRatingJudge, CustomPromptJudge, rating_metric
+from assay.evaluators._databricks import ChunkRatingJudge, CustomPromptJudge, assessment_name_parameter, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, threshold_parameter
 from assay.evaluators.registry import register
 
 DEFAULT_PROMPT = (
@@ -48,10 +48,7 @@ class CustomRetrievalJudge(CustomPromptJudge, ChunkRatingJudge):
     }
     template_id = "databricks_custom_retrieval"
     needed_variable = "retrieved_context"
-    assessment_name: str = field(
-        default="chunk_helps_request",
-        metadata={"description": "Name of the assessment in the columns: retrieval/llm_judged/<assessment_name>/..."},
-    )
+    assessment_name: str = assessment_name_parameter("chunk_helps_request", "retrieval")
     prompt: str = field(
         default=DEFAULT_PROMPT,
         metadata={
@@ -60,9 +57,7 @@ class CustomRetrievalJudge(CustomPromptJudge, ChunkRatingJudge):
             "{{ expected_response }}."
         },
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def chunk_inputs(self, case: CaseContext, chunk: str) -> dict[str, str]:
         return self.prompt_values(case, {"request": case.question, "retrieved_context": chunk})

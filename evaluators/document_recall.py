@@ -6,9 +6,9 @@ read next to a precision-style metric. URIs are compared exactly (after trimming
 duplicate expected URIs count once.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models import RetrievedChunk
@@ -61,13 +61,8 @@ class DocumentRecall(Evaluator):
         },
     }
 
-    metric_threshold: float | None = field(
-        default=None,
-        metadata={
-            "description": (
-                "Overrides the default threshold of the primary metric; the seeds define none, Assay uses 0.75."
-            )
-        },
+    metric_threshold: float | None = threshold_parameter(
+        "Overrides the default threshold of the primary metric; the seeds define none, Assay uses 0.75."
     )
 
     def score(self, case: CaseContext) -> Scored:

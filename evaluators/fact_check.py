@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 MAX_CLAIMS = 20
 """Claims checked per answer; the rest are counted in the details (each claim costs one judge call)."""
@@ -84,16 +84,12 @@ class FactCheck(JudgedEvaluator):
         required_inputs=["actual_output"],
         needs=["llm"],
         metrics=[
-            MetricMeta(
-                key="fact_check",
-                display_name="Fact-check",
-                description=(
-                    "Share of the answer's claims that the retrieved documents do not refute: 1.0 when no false "
-                    "information was found."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "fact_check",
+                "Fact-check",
+                "Share of the answer's claims that the retrieved documents do not refute: 1.0 when no false "
+                "information was found.",
+                primary=True,
             )
         ],
         keywords=["fact-check", "false information", "claims", "hallucination", "agent", "llm-judge"],
@@ -117,9 +113,7 @@ class FactCheck(JudgedEvaluator):
         },
     }
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
     passages_per_claim: int = field(
         default=3, metadata={"description": "Passages of the retrieved context shown to the judge for each claim."}
     )

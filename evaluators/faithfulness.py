@@ -6,27 +6,23 @@ groundedness, a changed figure in a fluent paraphrase is caught by the judge's r
 which claim failed and why. An answer that makes no claim is unscored: there is nothing to be faithful about.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
-FAITHFULNESS_METRIC = MetricMeta(
-    key="faithfulness",
-    display_name="Faithfulness",
-    description=(
-        "Share of the actual answer's claims that can be inferred from the retrieved context (claims inferable "
-        "from the context / claims in the answer); below the threshold the answer states things the context "
-        "does not (hallucination)."
-    ),
-    higher_is_better=True,
-    threshold=0.75,
-    is_primary=True,
+FAITHFULNESS_METRIC = score_metric(
+    "faithfulness",
+    "Faithfulness",
+    "Share of the actual answer's claims that can be inferred from the retrieved context (claims inferable "
+    "from the context / claims in the answer); below the threshold the answer states things the context "
+    "does not (hallucination).",
+    primary=True,
 )
 
 RATE_CONTEXT = [
@@ -54,26 +50,16 @@ class Faithfulness(JudgedEvaluator):
         metrics=[FAITHFULNESS_METRIC],
         keywords=["rag", "hallucination", "faithfulness", "claims", "llm-judge", "ragas"],
     )
-    golden = {
-        "good": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "retrieved_context": RATE_CONTEXT,
-            "actual_output": "Balances from £10,000 to £49,999 earn 3.25% AER. Interest is calculated daily.",
-        },
-        "bad": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "retrieved_context": RATE_CONTEXT,
-            "actual_output": (
-                "Balances from £10,000 to £49,999 earn 3.50% AER. Interest is paid yearly by cheque. "
-                "Withdrawals need 90 days notice."
-            ),
-        },
-    }
+    golden = golden_pair(
+        "Balances from £10,000 to £49,999 earn 3.25% AER. Interest is calculated daily.",
+        "Balances from £10,000 to £49,999 earn 3.50% AER. Interest is paid yearly by cheque. "
+        "Withdrawals need 90 days notice.",
+        question="What rate does the Easy Access Saver pay on £20,000?",
+        retrieved_context=RATE_CONTEXT,
+    )
     cascade_proxy: ClassVar[str | None] = "groundedness"
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.faithfulness(case, ask)

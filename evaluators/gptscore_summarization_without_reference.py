@@ -13,9 +13,10 @@ from assay.evaluators._gptscore import (
     Aspect,
     GPTScoreEvaluator,
     Prompt,
-    gptscore_spec,
+    summarization_golden,
+    summarization_spec,
 )
-from assay.evaluators.base import CaseContext, golden_pair
+from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
 
 CONSISTENCY = Aspect("consistency", "Consistency", "Is the generated text consistent in the information it provides?")
@@ -25,23 +26,20 @@ ASPECTS = (SEMANTIC_COVERAGE, FACTUALITY, CONSISTENCY, INFORMATIVENESS, COHERENC
 @register
 @dataclass
 class GPTScoreSummarizationWithoutReference(GPTScoreEvaluator):
-    spec = gptscore_spec(
+    spec = summarization_spec(
         "gptscore_summarization_without_reference",
         "Summarization without reference (GPTScore)",
         "GPTScore for summaries without a reference: the average negative log-likelihood the judge model "
         "gives the actual answer as the summary (after 'Tl;dr') of the question's text, under seven "
         "instructions: semantic coverage, factuality, consistency, informativeness, coherence, relevance "
         "and fluency. Needs a judge endpoint with prompt log-probabilities. Lower is better.",
-        domain="summarization",
-        tasks=["summarization"],
         required_inputs=["question", "actual_output"],
         aspects=ASPECTS,
         keywords=["gptscore", "summarization", "log-likelihood", "llm-judge", "tl;dr"],
     )
-    golden = golden_pair(
+    golden = summarization_golden(
         "Savings rates rise to 3.25% from May; existing customers switch automatically.",
         "Grilled salmon, purple umbrellas, jazz festivals, mountain bicycles.",
-        categories=["summarization"],
         question="Summarise: savings rates rise to 3.25% from May and existing customers switch automatically.",
     )
     family = "sumnoref"

@@ -47,7 +47,7 @@ from assay.evaluators._grounding import Evidence, clean, content_words, figures
 from assay.evaluators._nli import NliBackend, NliUnavailable, configured_nli_model, nli_unavailable_reason
 from assay.evaluators._polarity import polarity_flipped
 from assay.evaluators._split_bound import check_bound, within_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -134,27 +134,16 @@ class Groundedness(Evaluator):
         keywords=["rag", "hallucination", "embeddings", "faithfulness", "figures"],
     )
 
-    golden = {
-        "good": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "retrieved_context": [
-                "Easy Access Saver: Product Sheet\n- £10,000 to £49,999: 3.25% AER (3.20% gross p.a.)\n"
-                "Interest is calculated daily and paid monthly."
-            ],
-            "actual_output": "3.25% AER.",
-        },
-        "bad": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "retrieved_context": [
-                "Easy Access Saver: Product Sheet\n- £10,000 to £49,999: 3.25% AER (3.20% gross p.a.)\n"
-                "Interest is calculated daily and paid monthly."
-            ],
-            "actual_output": (
-                "Balances from £10,000 to £49,999 earn 3.50% AER (3.45% gross p.a.), and interest is "
-                "calculated daily and paid monthly."
-            ),
-        },
-    }
+    golden = golden_pair(
+        "3.25% AER.",
+        "Balances from £10,000 to £49,999 earn 3.50% AER (3.45% gross p.a.), and interest is "
+        "calculated daily and paid monthly.",
+        question="What rate does the Easy Access Saver pay on £20,000?",
+        retrieved_context=[
+            "Easy Access Saver: Product Sheet\n- £10,000 to £49,999: 3.25% AER (3.20% gross p.a.)\n"
+            "Interest is calculated daily and paid monthly."
+        ],
+    )
 
     method: str = field(
         default="learned",
@@ -183,9 +172,7 @@ class Groundedness(Evaluator):
         default=None,
         metadata={"description": "NLI model folder, or a name under $ASSAY_MODELS_DIR; default: the configured one."},
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
-    )
+    metric_threshold: float | None = threshold_parameter()
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:

@@ -3,31 +3,23 @@
 The seeds call it ``groundedness``; that id is Assay's offline, embedding-based evaluator, which serves as
 this judge's cascade proxy."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assay.evaluators._databricks import COMPLIANCE, RatingJudge, numbered_context, rating_metric
-from assay.evaluators.base import CaseContext
+from assay.evaluators._judged import judge_spec
+from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 
 @register
 @dataclass
 class GroundednessJudge(RatingJudge):
-    spec = EvaluatorSpec(
-        id="groundedness_judge",
-        display_name="Groundedness (Judge)",
-        description=(
-            "Asks the LLM judge whether the retrieved context supports all, or almost all, of the actual "
-            "answer: no when the answer states a fact, figure or condition the context does not (hallucination)."
-        ),
-        domain="generation",
-        compliance=[*COMPLIANCE, "NIST: Safe"],
-        model_types=["rag"],
-        required_inputs=["question", "retrieved_context", "actual_output"],
-        needs=["llm"],
-        metrics=[
+    spec = judge_spec(
+        "groundedness_judge",
+        "Groundedness (Judge)",
+        "Asks the LLM judge whether the retrieved context supports all, or almost all, of the actual "
+        "answer: no when the answer states a fact, figure or condition the context does not (hallucination).",
+        [
             rating_metric(
                 "groundedness",
                 "Groundedness",
@@ -36,26 +28,22 @@ class GroundednessJudge(RatingJudge):
             )
         ],
         keywords=["llm-judge", "rag", "hallucination", "groundedness", "databricks"],
+        judged="actual_output",
+        also_reads=["retrieved_context"],
+        compliance=[*COMPLIANCE, "NIST: Safe"],
+        model_types=["rag"],
         problem_type="hallucination",
     )
-    golden = {
-        "good": {
-            "question": "What rate does the Easy Access Saver pay?",
-            "retrieved_context": ["Easy Access Saver: pays 3.25% AER on balances from £10,000 to £49,999."],
-            "actual_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
-        },
-        "bad": {
-            "question": "What rate does the Easy Access Saver pay?",
-            "retrieved_context": ["Easy Access Saver: pays 3.25% AER on balances from £10,000 to £49,999."],
-            "actual_output": "The Easy Access Saver pays 4.10% AER and includes free travel insurance.",
-        },
-    }
+    golden = golden_pair(
+        "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
+        "The Easy Access Saver pays 4.10% AER and includes free travel insurance.",
+        question="What rate does the Easy Access Saver pay?",
+        retrieved_context=["Easy Access Saver: pays 3.25% AER on balances from £10,000 to £49,999."],
+    )
     template_id = "databricks_groundedness"
     assessment = "groundedness"
     cascade_proxy = "groundedness"
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return {

@@ -11,11 +11,20 @@ windows and the best-supported window counts, so evidence late in the context is
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from assay.evaluators._models import model_parameter
 from assay.evaluators._nli import NliBackend, nli_unavailable_reason
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.base import (
+    CaseContext,
+    Evaluator,
+    Scored,
+    Unscored,
+    golden_pair,
+    score_metric,
+    threshold_parameter,
+)
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 DEFAULT_MODEL = "vectara/hallucination_evaluation_model"
 PURPOSE = "hallucination"
@@ -44,49 +53,29 @@ class Hallucination(Evaluator):
         required_inputs=["retrieved_context", "actual_output"],
         needs=["model_weights"],
         metrics=[
-            MetricMeta(
-                key="hallucination",
-                display_name="Hallucination",
-                description=(
-                    "Probability that the answer is factually consistent with the retrieved context "
-                    "(1 = fully supported, 0 = hallucinated)."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "hallucination",
+                "Hallucination",
+                "Probability that the answer is factually consistent with the retrieved context "
+                "(1 = fully supported, 0 = hallucinated).",
+                primary=True,
             )
         ],
         keywords=["hallucination", "cross-encoder", "vectara", "hhem", "groundedness", "rag"],
     )
 
-    golden = {
-        "good": {
-            "retrieved_context": [
-                "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more.",
-                "Customers can make three free withdrawals a month.",
-            ],
-            "actual_output": "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more.",
-        },
-        "bad": {
-            "retrieved_context": [
-                "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more.",
-                "Customers can make three free withdrawals a month.",
-            ],
-            "actual_output": "The Easy Access Saver pays 7% AER on any balance and never allows withdrawals.",
-        },
-    }
+    golden = golden_pair(
+        "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more.",
+        "The Easy Access Saver pays 7% AER on any balance and never allows withdrawals.",
+        retrieved_context=[
+            "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more.",
+            "Customers can make three free withdrawals a month.",
+        ],
+    )
 
-    model: str = field(
-        default=DEFAULT_MODEL,
-        metadata={
-            "description": "Local folder of the one-output cross-encoder or NLI model, or its name looked up "
-            "under $ASSAY_MODELS_DIR and the offline Hugging Face cache; never downloaded."
-        },
-    )
+    model: str = model_parameter(DEFAULT_MODEL, "one-output cross-encoder or NLI model")
     batch_size: int = field(default=16, metadata={"description": "(context, answer) pairs scored per forward pass."})
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
-    )
+    metric_threshold: float | None = threshold_parameter()
 
     def __post_init__(self) -> None:
         self._backend: NliBackend | None = None

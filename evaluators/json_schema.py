@@ -20,7 +20,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, failure_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.bounded_regex import PatternError
@@ -190,12 +190,6 @@ def _conforms(case: CaseContext, label: str, validator: Any, document: Any) -> b
         raise Unscored(f"test case {case.test_case_key}: {label} cannot be checked: {_why(error)}") from error
 
 
-def _failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
-    return MetricMeta(
-        key=key, display_name=display_name, description=description, higher_is_better=False, threshold=0.5
-    )
-
-
 @register
 @dataclass
 class JsonSchema(Evaluator):
@@ -225,16 +219,16 @@ class JsonSchema(Evaluator):
                 threshold=0.5,
                 is_primary=True,
             ),
-            _failure_metric(
+            failure_metric(
                 "model_failures", "Invalid JSON (fail)", "Share of actual answers that are not JSON or break the schema"
             ),
-            _failure_metric(
+            failure_metric(
                 "model_retrieval_failures",
                 "Invalid retrieved JSON",
                 "Share of RAG cases whose retrieved context holds a JSON fragment (a ```json block, or a chunk "
                 "that opens with { or [) that does not parse as JSON.",
             ),
-            _failure_metric(
+            failure_metric(
                 "model_generation_failures",
                 "Invalid generated JSON",
                 "Share of generated answers that fail JSON Schema validation (equal to the model failures).",
@@ -257,9 +251,7 @@ class JsonSchema(Evaluator):
         },
     }
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
-    )
+    metric_threshold: float | None = threshold_parameter()
     json_schema: str = field(
         default="{}",
         metadata={

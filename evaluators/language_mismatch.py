@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from assay.evaluators._binary_judge import binary_scores, retrieval_verdict
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
 from assay.evaluators._leakage import LeakageNames, leakage_metrics
-from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.base import CaseContext, Scored, Unscored, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -105,21 +105,14 @@ class LanguageMismatch(JudgedEvaluator):
         ),
         keywords=["language", "multilingual", "language detection", "llm-judge", "lingua"],
     )
-    golden = {
-        "good": {
-            "question": "How long does an international transfer take?",
-            "actual_output": "International transfers usually arrive within two to four business days.",
-        },
-        "bad": {
-            "question": "How long does an international transfer take?",
-            "actual_output": "Les virements internationaux arrivent généralement en deux à quatre jours ouvrables.",
-        },
-    }
+    golden = golden_pair(
+        "International transfers usually arrive within two to four business days.",
+        "Les virements internationaux arrivent généralement en deux à quatre jours ouvrables.",
+        question="How long does an international transfer take?",
+    )
     template_id = "language_mismatch"
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
     detector: str = field(
         default="judge",
         metadata={"description": "Who names the languages: 'judge' (the LLM judge) or 'lingua' (offline detector)."},

@@ -5,9 +5,9 @@ so a row without a duration is unscored. The seeds define no threshold; ``DEFAUL
 Assay's documented default for an interactive assistant, meant to be overridden with the system's own SLO.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -51,14 +51,9 @@ class Latency(Evaluator):
 
     golden = {"good": {"duration": 1.8}, "bad": {"duration": 42.5}}
 
-    metric_threshold: float | None = field(
-        default=None,
-        metadata={
-            "description": (
-                f"Overrides the default threshold ({DEFAULT_LATENCY_SECONDS:.0f} s) of latency_seconds; set it "
-                "to the latency objective of the system under test."
-            )
-        },
+    metric_threshold: float | None = threshold_parameter(
+        f"Overrides the default threshold ({DEFAULT_LATENCY_SECONDS:.0f} s) of latency_seconds; set it "
+        "to the latency objective of the system under test."
     )
 
     def score(self, case: CaseContext) -> dict[str, float | None]:

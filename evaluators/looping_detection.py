@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from assay.evaluators._split_bound import check_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored
+from assay.evaluators.base import CaseContext, Evaluator, Scored, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -109,13 +109,11 @@ class LoopingDetection(Evaluator):
         compliance=["NIST: Valid and Reliable", "SR 11-7: Ongoing Monitoring"],
         required_inputs=["actual_output"],
         metrics=[
-            MetricMeta(
-                key="unique_sentences",
-                display_name="Unique sentences",
-                description="Unique sentences / all sentences, omitting sentences shorter than 10 characters.",
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "unique_sentences",
+                "Unique sentences",
+                "Unique sentences / all sentences, omitting sentences shorter than 10 characters.",
+                primary=True,
             ),
             MetricMeta(
                 key="longest_repeated_substring",
@@ -126,30 +124,22 @@ class LoopingDetection(Evaluator):
                 higher_is_better=False,
                 threshold=0.75,
             ),
-            MetricMeta(
-                key="compression_ratio",
-                display_name="Compression ratio",
-                description="Bytes after zlib compression (level 9) / bytes of the answer, capped at 1.",
-                higher_is_better=True,
-                threshold=0.75,
+            score_metric(
+                "compression_ratio",
+                "Compression ratio",
+                "Bytes after zlib compression (level 9) / bytes of the answer, capped at 1.",
             ),
         ],
         keywords=["repetition", "loop", "degeneration", "compression", "rules"],
     )
 
-    golden = {
-        "good": {
-            "actual_output": (
-                "The Easy Access Saver pays 3.25% AER. Interest is paid monthly. "
-                "You can withdraw at any time without a penalty."
-            )
-        },
-        "bad": {"actual_output": " ".join(["The Easy Access Saver pays 3.25% AER."] * 6)},
-    }
-
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    golden = golden_pair(
+        "The Easy Access Saver pays 3.25% AER. Interest is paid monthly. "
+        "You can withdraw at any time without a penalty.",
+        " ".join(["The Easy Access Saver pays 3.25% AER."] * 6),
     )
+
+    metric_threshold: float | None = threshold_parameter()
     min_sentence_chars: int = field(
         default=10, metadata={"description": "Sentences shorter than this are omitted from unique sentences."}
     )

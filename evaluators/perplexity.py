@@ -13,8 +13,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from assay.evaluators._models import batched, find_model, load_once, max_input_length, read_config, require_model
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators._models import (
+    AnswerModelEvaluator,
+    batched,
+    find_model,
+    load_once,
+    max_input_length,
+    model_parameter,
+    read_config,
+    require_model,
+)
+from assay.evaluators.base import CaseContext, Unscored, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -121,7 +130,7 @@ def _token_budget_batches(order: list[int], lengths: list[int], batch_size: int)
 
 @register
 @dataclass
-class Perplexity(Evaluator):
+class Perplexity(AnswerModelEvaluator):
     spec = EvaluatorSpec(
         id="perplexity",
         display_name="Perplexity",
@@ -152,52 +161,30 @@ class Perplexity(Evaluator):
         keywords=["perplexity", "fluency", "language-model", "distilgpt2"],
     )
 
-    golden = {
-        "good": {
-            "actual_output": "The United States of America is a country in North America. Its capital is Washington."
-        },
-        "bad": {"actual_output": "Quokka seventeen the of blanket purple zxq vroom sideways, 8 ## nonetheless fizz!"},
-    }
-
-    model: str = field(
-        default=DEFAULT_MODEL,
-        metadata={
-            "description": "Local folder of the causal language model, or its name looked up under "
-            "$ASSAY_MODELS_DIR and the offline Hugging Face cache; never downloaded."
-        },
+    golden = golden_pair(
+        "The United States of America is a country in North America. Its capital is Washington.",
+        "Quokka seventeen the of blanket purple zxq vroom sideways, 8 ## nonetheless fizz!",
     )
+
+    model: str = model_parameter(DEFAULT_MODEL, "causal language model")
     stride: int = field(
         default=512,
         metadata={"description": "Tokens each sliding window advances over answers longer than the model's context."},
     )
     batch_size: int = field(default=8, metadata={"description": "Windows scored per forward pass (at most)."})
-    metric_threshold: float | None = field(
-        default=None,
-        metadata={"description": f"Overrides the default threshold ({DEFAULT_THRESHOLD:g}) of the primary metric."},
+    metric_threshold: float | None = threshold_parameter(
+        f"Overrides the default threshold ({DEFAULT_THRESHOLD:g}) of the primary metric."
     )
-
-    def __post_init__(self) -> None:
-        self._scored: dict[str, tuple[float, int]] = {}
 
     def unavailable_reason(self) -> str | None:
         return find_model("perplexity", self.model)[1]
 
-    def prepare(self, cases: Sequence[CaseContext]) -> None:
-        texts = list(dict.fromkeys(case.actual_output.strip() for case in cases if case.actual_output))
-        texts = [text for text in texts if text and text not in self._scored]
-        if not texts:
-            return
+    def score_answers(self, texts: list[str]) -> list[tuple[float, int]]:
         language_model = load_once("causal-lm", require_model("perplexity", self.model), CausalLanguageModel)
-        results = language_model.negative_log_likelihoods(texts, stride=self.stride, batch_size=self.batch_size)
-        self._scored.update(zip(texts, results, strict=True))
+        return language_model.negative_log_likelihoods(texts, stride=self.stride, batch_size=self.batch_size)
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
-        text = (case.actual_output or "").strip()
-        if not text:
-            raise Unscored(f"test case {case.test_case_key}: the actual answer is blank")
-        if text not in self._scored:
-            self.prepare([case])
-        total, count = self._scored[text]
+        total, count = self.answer_result(case)
         if count == 0:
             raise Unscored(f"test case {case.test_case_key}: the answer has too few tokens to predict any")
         mean = total / count

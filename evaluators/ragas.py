@@ -14,7 +14,7 @@ from typing import Any
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
 from assay.evaluators.answer_relevancy_llm import ANSWER_RELEVANCY_METRIC
-from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric, threshold_parameter
 from assay.evaluators.context_precision import CONTEXT_PRECISION_METRIC
 from assay.evaluators.context_recall import CONTEXT_RECALL_METRIC
 from assay.evaluators.faithfulness import FAITHFULNESS_METRIC, RATE_CONTEXT
@@ -46,16 +46,12 @@ class Ragas(JudgedEvaluator):
         required_inputs=["question", "expected_output", "retrieved_context", "actual_output"],
         needs=["llm", "embeddings"],
         metrics=[
-            MetricMeta(
-                key="ragas",
-                display_name="RAGAS",
-                description=(
-                    "Harmonic mean of faithfulness, answer relevancy, context precision and context recall; "
-                    "low when any one of them is low."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "ragas",
+                "RAGAS",
+                "Harmonic mean of faithfulness, answer relevancy, context precision and context recall; "
+                "low when any one of them is low.",
+                primary=True,
             ),
             _part_metric(FAITHFULNESS_METRIC),
             _part_metric(ANSWER_RELEVANCY_METRIC),
@@ -82,9 +78,7 @@ class Ragas(JudgedEvaluator):
     questions: int = field(
         default=3, metadata={"description": "How many questions the judge generates for answer relevancy (default 3)."}
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.75)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     def __post_init__(self) -> None:
         if not 1 <= self.questions <= 10:

@@ -1,10 +1,10 @@
 """Relevance to query (Judge): does the response address the request (seeds 001/003)?"""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from assay.evaluators._databricks import RatingJudge, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
 
 
@@ -28,22 +28,15 @@ class RelevanceToQuery(RatingJudge):
         judged="actual_output",
         problem_type="relevance",
     )
-    golden = {
-        "good": {
-            "question": "How do I reset my online banking password?",
-            "actual_output": "To reset your online banking password, choose 'Forgot password' on the login page.",
-        },
-        "bad": {
-            "question": "How do I reset my online banking password?",
-            "actual_output": "Our branches open at nine on weekdays and we sell travel insurance.",
-        },
-    }
+    golden = golden_pair(
+        "To reset your online banking password, choose 'Forgot password' on the login page.",
+        "Our branches open at nine on weekdays and we sell travel insurance.",
+        question="How do I reset my online banking password?",
+    )
     template_id = "databricks_relevance_to_query"
     assessment = "relevance_to_query"
     cascade_proxy = "answer_relevancy_sentence_similarity"
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the primary metric's threshold (0.5)."}
-    )
+    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return {"request": case.question, "response": case.actual_output or ""}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -19,14 +19,8 @@ ROUGE_TYPES = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_l": "rougeL"}
 
 
 def _rouge_metric(key: str, display_name: str, unit: str, primary: bool = False) -> MetricMeta:
-    return MetricMeta(
-        key=key,
-        display_name=display_name,
-        description=f"F-measure of the {unit} shared by the actual and the expected answers.",
-        higher_is_better=True,
-        threshold=0.75,
-        is_primary=primary,
-    )
+    description = f"F-measure of the {unit} shared by the actual and the expected answers."
+    return score_metric(key, display_name, description, primary=primary)
 
 
 @lru_cache(maxsize=2)
@@ -58,19 +52,14 @@ class Rouge(Evaluator):
         keywords=["rouge", "n-gram", "lcs", "ground-truth", "summarization"],
     )
 
-    golden = {
-        "good": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "The Easy Access Saver pays 3.25% AER on all balances from £10,000.",
-        },
-        "bad": {
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-            "actual_output": "Our branches open at 9am on Saturdays.",
-        },
-    }
+    golden = golden_pair(
+        "The Easy Access Saver pays 3.25% AER on all balances from £10,000.",
+        "Our branches open at 9am on Saturdays.",
+        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+    )
 
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold (0.75) of the primary metric ROUGE-L."}
+    metric_threshold: float | None = threshold_parameter(
+        "Overrides the default threshold (0.75) of the primary metric ROUGE-L."
     )
     use_stemmer: bool = field(
         default=False,

@@ -14,7 +14,7 @@ import numpy as np
 from assay.evaluators._sentence_similarity import embed_distinct, similarity_matrix
 from assay.evaluators._split_bound import check_bound, oversized_input, within_bound
 from assay.evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -26,26 +26,18 @@ NO_PROCEDURE = (
 )
 
 
-def _count_metric(key: str, display_name: str, description: str, *, primary: bool = False) -> MetricMeta:
+def _step_metric(
+    key: str, display_name: str, description: str, *, higher_is_better: bool = False, primary: bool = False
+) -> MetricMeta:
+    """A count of steps (0 to MAX_STEPS): of alignment errors (lower is better) or of steps found."""
     return MetricMeta(
         key=key,
         display_name=display_name,
         description=description,
-        higher_is_better=False,
+        higher_is_better=higher_is_better,
         threshold=0.75,
         range=(0.0, float(MAX_STEPS)),
         is_primary=primary,
-    )
-
-
-def _steps_found_metric(key: str, display_name: str, description: str) -> MetricMeta:
-    return MetricMeta(
-        key=key,
-        display_name=display_name,
-        description=description,
-        higher_is_better=True,
-        threshold=0.75,
-        range=(0.0, float(MAX_STEPS)),
     )
 
 
@@ -77,57 +69,52 @@ class StepAlignment(Evaluator):
         required_inputs=["retrieved_context", "actual_output"],
         needs=["embeddings"],
         metrics=[
-            _count_metric(
+            _step_metric(
                 "edits",
                 "Edits",
                 "Number of edits (insertions, deletions and mismatches) that turn the answer's sequence of steps "
                 "into the retrieved context's.",
                 primary=True,
             ),
-            _count_metric(
+            _step_metric(
                 "insertions", "Insertions", "Steps in the retrieved context that the actual answer leaves out."
             ),
-            _count_metric(
+            _step_metric(
                 "deletions", "Deletions", "Steps in the actual answer that the retrieved context does not have."
             ),
-            _count_metric(
+            _step_metric(
                 "mismatches",
                 "Mismatches",
                 "Aligned pairs of steps that differ in meaning (similarity below the step similarity threshold).",
             ),
-            _steps_found_metric(
-                "retrieved_context_steps", "Retrieved context steps", "Number of steps detected in the context."
+            _step_metric(
+                "retrieved_context_steps",
+                "Retrieved context steps",
+                "Number of steps detected in the context.",
+                higher_is_better=True,
             ),
-            _steps_found_metric(
-                "actual_answer_steps", "Actual answer steps", "Number of steps detected in the actual answer."
+            _step_metric(
+                "actual_answer_steps",
+                "Actual answer steps",
+                "Number of steps detected in the actual answer.",
+                higher_is_better=True,
             ),
         ],
         keywords=["embeddings", "procedures", "steps", "alignment", "completeness", "rag"],
     )
 
-    golden = {
-        "good": {
-            "retrieved_context": [_CONTEXT],
-            "actual_output": (
-                "1. Log in to the Harbourline app and choose the account to close.\n"
-                "2. Tap Manage account, then Close this account.\n"
-                "3. Tell us where to send the remaining balance.\n"
-                "4. Destroy your debit card by cutting through its chip."
-            ),
-        },
-        "bad": {
-            "retrieved_context": [_CONTEXT],
-            "actual_output": (
-                "- Destroy your debit card by cutting through the chip.\n"
-                "- Visit any branch with two forms of identification.\n"
-                "- Log in to the Harbourline app and choose the account you want to close."
-            ),
-        },
-    }
-
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    golden = golden_pair(
+        "1. Log in to the Harbourline app and choose the account to close.\n"
+        "2. Tap Manage account, then Close this account.\n"
+        "3. Tell us where to send the remaining balance.\n"
+        "4. Destroy your debit card by cutting through its chip.",
+        "- Destroy your debit card by cutting through the chip.\n"
+        "- Visit any branch with two forms of identification.\n"
+        "- Log in to the Harbourline app and choose the account you want to close.",
+        retrieved_context=[_CONTEXT],
     )
+
+    metric_threshold: float | None = threshold_parameter()
     step_similarity_threshold: float = field(
         default=0.6,
         metadata={

@@ -18,10 +18,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+from assay.evaluators._models import model_parameter
 from assay.evaluators._nli import NliBackend, nli_unavailable_reason
 from assay.evaluators._split_bound import check_bound, within_bound
 from assay.evaluators._summac_conv import ConvLayers, ConvWeightsProblem
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, cosine
+from assay.evaluators.base import (
+    CaseContext,
+    Evaluator,
+    Scored,
+    Unscored,
+    cosine,
+    golden_pair,
+    score_metric,
+    threshold_parameter,
+)
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -60,25 +70,17 @@ class SummarizationCompletenessFaithfulness(Evaluator):
         required_inputs=["question", "actual_output"],
         needs=["model_weights", "embeddings"],
         metrics=[
-            MetricMeta(
-                key="completeness",
-                display_name="Completeness",
-                description=(
-                    "Cosine similarity of the source's and the faithful summary sentences' embedding centroids "
-                    "(0 when no summary sentence is faithful)."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "completeness",
+                "Completeness",
+                "Cosine similarity of the source's and the faithful summary sentences' embedding centroids "
+                "(0 when no summary sentence is faithful).",
+                primary=True,
             ),
-            MetricMeta(
-                key="faithfulness_summac_zs",
-                display_name="Faithfulness (SummaC ZS)",
-                description=(
-                    "Mean over summary sentences of the highest entailment probability given any source sentence."
-                ),
-                higher_is_better=True,
-                threshold=0.75,
+            score_metric(
+                "faithfulness_summac_zs",
+                "Faithfulness (SummaC ZS)",
+                "Mean over summary sentences of the highest entailment probability given any source sentence.",
             ),
             MetricMeta(
                 key="faithfulness_summac_conv",
@@ -95,37 +97,20 @@ class SummarizationCompletenessFaithfulness(Evaluator):
         keywords=["summarization", "summac", "nli", "faithfulness", "completeness"],
     )
 
-    golden = {
-        "good": {
-            "categories": ["summarization"],
-            "question": "Summarise the Easy Access Saver terms.",
-            "retrieved_context": [
-                "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more. "
-                "The Easy Access Saver pays 2.10% AER on balances below £10,000. "
-                "Interest on the Easy Access Saver is paid monthly."
-            ],
-            "actual_output": "The Easy Access Saver pays 3.25% AER from £10,000. Below £10,000 the Easy Access "
-            "Saver pays 2.10% AER. Easy Access Saver interest is paid monthly.",
-        },
-        "bad": {
-            "categories": ["summarization"],
-            "question": "Summarise the Easy Access Saver terms.",
-            "retrieved_context": [
-                "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more. "
-                "The Easy Access Saver pays 2.10% AER on balances below £10,000. "
-                "Interest on the Easy Access Saver is paid monthly."
-            ],
-            "actual_output": "The Easy Access Saver is a five-year fixed bond that pays no interest at all.",
-        },
-    }
-
-    model: str = field(
-        default=DEFAULT_MODEL,
-        metadata={
-            "description": "Local folder of the NLI classifier, or its name looked up under $ASSAY_MODELS_DIR "
-            "and the offline Hugging Face cache; never downloaded."
-        },
+    golden = golden_pair(
+        "The Easy Access Saver pays 3.25% AER from £10,000. Below £10,000 the Easy Access "
+        "Saver pays 2.10% AER. Easy Access Saver interest is paid monthly.",
+        "The Easy Access Saver is a five-year fixed bond that pays no interest at all.",
+        categories=["summarization"],
+        question="Summarise the Easy Access Saver terms.",
+        retrieved_context=[
+            "The Easy Access Saver pays 3.25% AER on balances of £10,000 or more. "
+            "The Easy Access Saver pays 2.10% AER on balances below £10,000. "
+            "Interest on the Easy Access Saver is paid monthly."
+        ],
     )
+
+    model: str = model_parameter(DEFAULT_MODEL, "NLI classifier")
     source: str = field(
         default="auto",
         metadata={
@@ -152,9 +137,7 @@ class SummarizationCompletenessFaithfulness(Evaluator):
             "summac_conv_vitc_sent_perc_e.bin from the SummaC release); empty: SummaC Conv is unscored."
         },
     )
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
-    )
+    metric_threshold: float | None = threshold_parameter()
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluators._binary_judge import BinaryJudgeEvaluator
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, golden_pair
 from assay.evaluators.byop import binary_judge_metrics
 from assay.evaluators.registry import register
 
@@ -45,18 +45,12 @@ class SummarizationJudge(BinaryJudgeEvaluator):
         ),
         keywords=["summarization", "summary", "reference summary", "llm-judge"],
     )
-    golden = {
-        "good": {
-            "categories": ["summarization"],
-            "expected_output": "From 1 May the savings rate rises to 3.25%; existing customers switch automatically.",
-            "actual_output": "The savings rate rises to 3.25% from 1 May and existing customers switch automatically.",
-        },
-        "bad": {
-            "categories": ["summarization"],
-            "expected_output": "From 1 May the savings rate rises to 3.25%; existing customers switch automatically.",
-            "actual_output": "The bank is closing its branches on Sundays.",
-        },
-    }
+    golden = golden_pair(
+        "The savings rate rises to 3.25% from 1 May and existing customers switch automatically.",
+        "The bank is closing its branches on Sundays.",
+        categories=["summarization"],
+        expected_output="From 1 May the savings rate rises to 3.25%; existing customers switch automatically.",
+    )
     template_id = "summarization_judge"
     failure_field = "bad_summary"
     judge_context = False

@@ -1,18 +1,12 @@
 """Text matching: does the answer (and the retrieved context) satisfy the case's condition (seed 002)."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, failure_metric, golden_pair, threshold_parameter
 from assay.evaluators.conditions import ConditionError, parse_condition
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
-
-
-def _failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
-    return MetricMeta(
-        key=key, display_name=display_name, description=description, higher_is_better=False, threshold=0.5
-    )
 
 
 @register
@@ -37,18 +31,18 @@ class TextMatching(Evaluator):
                 threshold=0.5,
                 is_primary=True,
             ),
-            _failure_metric("model_failures", "Model failures", "Share of outputs that fail the condition."),
-            _failure_metric(
+            failure_metric("model_failures", "Model failures", "Share of outputs that fail the condition."),
+            failure_metric(
                 "model_retrieval_failures",
                 "Model retrieval failures",
                 "Share of retrieved contexts that fail the condition (RAG only).",
             ),
-            _failure_metric(
+            failure_metric(
                 "model_generation_failures",
                 "Model generation failures",
                 "Share of outputs generated from the retrieved context that fail the condition.",
             ),
-            _failure_metric(
+            failure_metric(
                 "model_parse_failures",
                 "Model parse failures",
                 "Share of cases whose condition could not be parsed or evaluated.",
@@ -57,14 +51,13 @@ class TextMatching(Evaluator):
         keywords=["rules", "regex", "conditions"],
     )
 
-    golden = {
-        "good": {"output_condition": '"£25" AND regexp("[0-9]+ days")', "actual_output": "A £25 fee within 30 days."},
-        "bad": {"output_condition": '"£25" AND regexp("[0-9]+ days")', "actual_output": "There is no fee at all."},
-    }
-
-    metric_threshold: float | None = field(
-        default=None, metadata={"description": "Overrides the default threshold of the primary metric."}
+    golden = golden_pair(
+        "A £25 fee within 30 days.",
+        "There is no fee at all.",
+        output_condition='"£25" AND regexp("[0-9]+ days")',
     )
+
+    metric_threshold: float | None = threshold_parameter()
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
         try:

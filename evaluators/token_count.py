@@ -7,9 +7,9 @@ The seeds define no threshold; ``DEFAULT_TOTAL_TOKENS`` is Assay's documented de
 with the budget of the system under test.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, threshold_parameter
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -77,14 +77,9 @@ class TokenCount(Evaluator):
         "bad": {"input_tokens": 9000, "output_tokens": 1500},
     }
 
-    metric_threshold: float | None = field(
-        default=None,
-        metadata={
-            "description": (
-                f"Overrides the default threshold ({DEFAULT_TOTAL_TOKENS:.0f} tokens) of the primary metric "
-                "total_token_count; set it to the token budget of the system under test."
-            )
-        },
+    metric_threshold: float | None = threshold_parameter(
+        f"Overrides the default threshold ({DEFAULT_TOTAL_TOKENS:.0f} tokens) of the primary metric "
+        "total_token_count; set it to the token budget of the system under test."
     )
 
     def score(self, case: CaseContext) -> dict[str, float | None]:

@@ -16,7 +16,7 @@ HEAVY_MODULES = ("torch", "sentence_transformers", "transformers", "prefect.serv
 
 _RUN_CLI = """
 import json, sys
-from assay.cli.main import app
+from assay.apps.cli.main import app
 try:
     app(sys.argv[1:], prog_name="assay")
 except SystemExit as done:
@@ -66,7 +66,7 @@ def test_a_misspelled_metric_of_a_named_evaluator_lists_its_metrics(tmp_path: Pa
 
 
 def test_under_evaluators_all_a_gate_may_name_any_registered_metric() -> None:
-    from assay.cli.gates import validated_gates
+    from assay.apps.cli.gates import validated_gates
 
     gates = validated_gates(["groundedness>=0.8", "pii_leakage.model_failures<=0.1"], ["all"])
     assert [gate.target for gate in gates] == ["groundedness", "pii_leakage.model_failures"]

@@ -11,7 +11,7 @@ import pytest
 from assay.evaluators import CaseContext, build_evaluator, run_evaluator
 from assay.evaluators._public_contacts import PLACEHOLDER, PublicContacts
 
-from assay.cli.inputs import evaluator_parameters
+from assay.apps.cli.inputs import evaluator_parameters
 from assay.models import ModelHost, RetrievedChunk, TestLab, TestLabRow, TestSuite
 
 SAMPLE_BANK = Path(__file__).resolve().parents[2] / "assay" / "data" / "sample_bank"
