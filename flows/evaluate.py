@@ -56,7 +56,7 @@ def evaluate_flow(
     (``flows.scale_out.choose_scale_out``; the log says what chose). The shards then run in the subflow
     ``evaluate-shards`` with a Dask task runner made at run time (see :func:`evaluate_shards_flow`). Without
     Dask, shards go to this flow's own task runner."""
-    _check_arguments(suite, lab, shard_size)
+    _check_arguments(suite, lab, shard_size, evaluator_parameters)
     scale_out = choose_scale_out(dask_address, dask_workers, shard_size)
     evaluator_ids, parameters, judge_config, options = _run_settings(
         evaluators, evaluator_parameters, judge, judge_options
@@ -89,11 +89,17 @@ def evaluate_flow(
     return summary
 
 
-def _check_arguments(suite: str | None, lab: str | None, shard_size: int) -> None:
+def _check_arguments(
+    suite: str | None, lab: str | None, shard_size: int, evaluator_parameters: dict[str, dict[str, Any]] | None
+) -> None:
+    """Refuse a run that cannot go on, before any host is asked (a misspelt evaluator parameter included:
+    each evaluator is built once with its parameters)."""
     if (suite is None) == (lab is None):
         raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
     if shard_size < 0:
         raise ValueError(f"shard_size must be 0 (no shards) or more, got {shard_size}")
+    for evaluator_id, values in (evaluator_parameters or {}).items():
+        build_evaluator(evaluator_id, Services(), **values)
 
 
 def _on_dask(
@@ -151,11 +157,8 @@ def _run_settings(
     judge: dict[str, Any] | None,
     judge_options: dict[str, Any] | None,
 ) -> tuple[list[str], dict[str, dict[str, Any]], dict[str, Any] | None, dict[str, Any]]:
-    """Evaluator ids, their parameters (each evaluator built once with them, so a misspelt parameter fails
-    first), the judge endpoint (None: no judge) and the judge options of a run."""
+    """Evaluator ids, their parameters, the judge endpoint (None: no judge) and the judge options of a run."""
     judge_endpoint = JudgeEndpoint.model_validate(judge) if judge is not None else load_settings().judge
-    for evaluator_id, values in (evaluator_parameters or {}).items():  # a typo fails here, before a host is asked
-        build_evaluator(evaluator_id, Services(), **values)
     return (
         evaluators or list(DEFAULT_EVALUATORS),
         evaluator_parameters or {},
