@@ -33,6 +33,10 @@ STOP_TIMEOUT_S = 15.0
 # A port picked free can be taken by another process before weed binds it; weed then exits at once.
 START_ATTEMPTS = 3
 PORT_TAKEN_LOG_LINE = "Port allocation failed"
+# Every bucket is a SeaweedFS collection with volumes of its own. Left at 0, the volume limit is free disk
+# space / 1 GiB, about two dozen free volumes on a CI runner, and once they are spent every put to a new
+# bucket answers 500 ("no free volumes left"). Volumes are not preallocated, so a high limit costs no disk.
+MAX_VOLUMES = 1000
 
 
 def weed_binary() -> Path:
@@ -143,6 +147,7 @@ def _start_once(binary: Path, base_dir: Path, access_key: str) -> SeaweedServer:
         "-admin.ui=false",
         "-s3.port.iceberg=0",
         "-s3.port.lance=0",
+        f"-volume.max={MAX_VOLUMES}",
     ]
     for service, port in ports.items():
         command += [f"-{service}.port={port}", f"-{service}.port.grpc={port + GRPC_OFFSET}"]
