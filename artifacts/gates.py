@@ -26,6 +26,7 @@ from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.models.evaluation import EvaluatorSpec, on_good_side
 from assay.models.gates import FAIL_ON_SEVERITIES, FailOn, Gate, GateReport, GateResult, SeverityGate
+from assay.models.thresholds import recorded_override
 
 _EXPRESSION = re.compile(r"^\s*([A-Za-z0-9_.]+)\s*(>=|<=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*$")
 _COMPARE = {">=": float.__ge__, "<=": float.__le__, ">": float.__gt__, "<": float.__lt__}
@@ -222,11 +223,11 @@ def _case_counts(
 
 
 def _run_threshold(document: dict[str, Any] | None, evaluator_id: str, metric: MetricInfo) -> tuple[float | None, str]:
+    """The threshold results.json declares (the one in force while scoring) and who set it."""
     if metric.threshold is None:
         return None, "no threshold"
-    parameters = {p.get("name"): p.get("value") for p in (document or {}).get("evaluator", {}).get("parameters", [])}
-    overridden = metric.is_primary and parameters.get("metric_threshold") is not None
-    return metric.threshold, "run parameter metric_threshold" if overridden else f"{evaluator_id} default"
+    origin = recorded_override((document or {}).get("evaluator", {}), metric.key, metric.is_primary)
+    return metric.threshold, origin or f"{evaluator_id} default"
 
 
 def _threshold_book(document: Any) -> dict[tuple[str, str], tuple[float | None, str]]:

@@ -1,6 +1,6 @@
 """Build a run's threshold book (``assay.models.thresholds``): each metric's declared default, replaced by a
-user's override where the run set one (``metric_threshold``), replaced by a calibrated value only where a
-person (in the Prefect UI or through an approvals file) labelled enough answers for it to be refitted.
+user's override where the run set one (``metric_threshold``, ``thresholds``), replaced by a calibrated value only
+where a person (in the Prefect UI or through an approvals file) labelled enough answers for it to be refitted.
 
 Nothing is called calibrated without a person: an unattended run keeps defaults and overrides, marked
 "no reviewer"."""
@@ -9,7 +9,14 @@ from collections.abc import Sequence
 
 from assay.models.evaluation import EvaluationResult
 from assay.models.mrm import Calibration
-from assay.models.thresholds import NO_REVIEWER, ThresholdBook, ThresholdEntry
+from assay.models.thresholds import (
+    DEFAULT_SET_BY,
+    NO_REVIEWER,
+    ThresholdBook,
+    ThresholdEntry,
+    override_origin,
+    resolve_threshold,
+)
 
 
 def threshold_book(
@@ -22,16 +29,18 @@ def threshold_book(
         fitted = {(item.evaluator_id, item.metric): item for item in calibration.metrics}
     entries = []
     for result in results:
+        overrides, primary = result.threshold_overrides(), result.evaluator.primary_metric.key
         for metric in result.evaluator.metrics:
-            in_run = result.threshold(metric.key)
-            user_set = in_run != metric.threshold
+            in_run, source = resolve_threshold(metric.key, metric.threshold, overrides)
             entry = ThresholdEntry(
                 evaluator_id=result.evaluator.id,
                 metric=metric.key,
                 threshold=in_run,
                 higher_is_better=metric.higher_is_better,
-                source="user" if user_set else "default",
-                set_by="run parameter metric_threshold" if user_set else "evaluator default",
+                source=source,
+                set_by=DEFAULT_SET_BY
+                if source == "default"
+                else override_origin(result.parameters, metric.key, primary),
                 default_threshold=metric.threshold,
             )
             item = fitted.get((result.evaluator.id, metric.key))

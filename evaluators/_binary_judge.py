@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
 from assay.evaluators._leakage import LeakageNames, leakage_metrics
-from assay.evaluators.base import CaseContext, Scored, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored
 
 from assay.models.evaluation import EvaluatorSpec
 
@@ -20,7 +20,6 @@ class BinaryJudgeEvaluator(JudgedEvaluator):
     failure_field: ClassVar[str]
     """The verdict's boolean field that is true when the text fails the check (e.g. ``sexist``)."""
     judge_context: ClassVar[bool] = True
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext, text: str) -> dict[str, Any]:
         """The template's inputs for judging ``text`` (the answer or one retrieved chunk) of ``case``."""

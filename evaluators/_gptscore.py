@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
-from assay.evaluators.base import CaseContext, Scored, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, golden_pair
 
 from assay.judges.templates import template
 from assay.models.evaluation import CaseInput, Domain, EvaluatorSpec, MetricMeta, Task
@@ -32,10 +32,6 @@ from assay.models.judges import JudgeCall
 INFINITY = float("inf")
 DEFAULT_THRESHOLD = INFINITY
 """The manual's default for every metric (nats per token): no value is a problem until one is calibrated."""
-THRESHOLD_PARAMETER = (
-    "Threshold of the primary metric in nats per token (the manual's default is +inf: no problem is reported); "
-    "calibrate it on your judge model."
-)
 QA_TAIL = "Answer: Yes"
 _SENTINEL = "\ue000"
 
@@ -172,7 +168,10 @@ class GPTScoreEvaluator(JudgedEvaluator):
 
     family: ClassVar[str]
     aspects: ClassVar[tuple[Aspect, ...]]
-    metric_threshold: float | None = threshold_parameter(THRESHOLD_PARAMETER)
+    threshold_note: ClassVar[str] = (
+        "In nats per token; the manual's default is +inf, so no value is a problem until you calibrate it on "
+        "your judge model."
+    )
 
     def prompts(self, case: CaseContext) -> list[Prompt]:
         raise NotImplementedError

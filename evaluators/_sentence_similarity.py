@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 from assay.evaluators._split_bound import check_bound, within_bound
-from assay.evaluators.base import CaseContext, Evaluator, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator
 
 from assay.embeddings import Embedder, split_sentences
 from assay.models.evaluation import CaseInput, EvaluatorSpec, MetricMeta, Need
@@ -90,7 +90,6 @@ class SentenceSimilarityEvaluator(Evaluator):
 
     split_inputs: ClassVar[tuple[str, ...]]
     """The inputs split into sentences, in the order their bound is checked."""
-    metric_threshold: float | None = threshold_parameter()
 
     @staticmethod
     @abstractmethod

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -71,7 +71,6 @@ class AnswerCorrectness(JudgedEvaluator):
     semantic_weight: float = field(
         default=0.25, metadata={"description": "Weight of the semantic similarity in the score (default 0.25)."}
     )
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     def __post_init__(self) -> None:
         if self.factuality_weight < 0 or self.semantic_weight < 0 or self.factuality_weight + self.semantic_weight <= 0:

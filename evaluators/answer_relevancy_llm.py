@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -53,7 +53,6 @@ class AnswerRelevancyLLM(JudgedEvaluator):
     questions: int = field(
         default=3, metadata={"description": "How many questions the judge generates from the answer (default 3)."}
     )
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     def __post_init__(self) -> None:
         if not 1 <= self.questions <= 10:

@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assay.evaluators._sentence_similarity import similarity_spec
-from assay.evaluators.base import CaseContext, Evaluator, cosine, golden_pair, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, cosine, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 
@@ -34,7 +34,6 @@ class AnswerSemanticSimilarity(Evaluator):
         expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
     )
 
-    metric_threshold: float | None = threshold_parameter()
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         texts = [text for case in cases for text in (case.actual_output, case.expected_output) if text]

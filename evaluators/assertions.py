@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.evaluators import _assertion_checks as checks
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from assay.evaluators.registry import register
 
 from assay.models import Assertion
@@ -101,9 +101,6 @@ class Assertions(Evaluator):
         "bad": {"actual_output": '{"city": "Lyon", "temperature": 21}', **_golden_checks()},
     }
 
-    metric_threshold: float | None = threshold_parameter(
-        "Overrides the default threshold (100) of the assertion score."
-    )
 
     def score(self, case: CaseContext) -> Scored:
         assertions = case.assertions

@@ -19,6 +19,7 @@ from assay.evaluators._tasks import task_mismatch
 from assay.embeddings.engine import Embedder
 from assay.models import Assertion, ConversationTurn, RetrievedChunk, TestLabRow, ToolCall
 from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta, ParameterMeta
+from assay.models.thresholds import METRIC_OVERRIDES, PRIMARY_OVERRIDE, overrides_in, resolve_threshold
 
 if TYPE_CHECKING:
     from assay.embeddings.keyed_store import KeyedJsonStore
@@ -194,15 +195,6 @@ def failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
     )
 
 
-PRIMARY_THRESHOLD = "Overrides the default threshold of the primary metric."
-
-
-def threshold_parameter(description: str = PRIMARY_THRESHOLD) -> Any:
-    """The ``metric_threshold`` parameter (read by ``Evaluator.threshold``): None keeps the primary metric's
-    default threshold. Declared by each evaluator at its place among the parameters, with its description."""
-    return field(default=None, metadata={"description": description})
-
-
 def golden_pair(good_answer: str, bad_answer: str, **shared: Any) -> dict[str, dict[str, Any]]:
     """An evaluator's ``golden`` cases (see ``Evaluator``) where they differ only in the actual answer:
     ``shared`` holds the other ``CaseContext.build`` fields, the same in both (each case gets its own copy)."""
@@ -210,6 +202,9 @@ def golden_pair(good_answer: str, bad_answer: str, **shared: Any) -> dict[str, d
         "good": {**copy.deepcopy(shared), "actual_output": good_answer},
         "bad": {**copy.deepcopy(shared), "actual_output": bad_answer},
     }
+
+
+_SHARED_FIELDS = ("services", PRIMARY_OVERRIDE, METRIC_OVERRIDES)
 
 
 @dataclass(frozen=True)
@@ -234,36 +229,61 @@ class Evaluator(ABC):
     """Whether a lab scored in shards of test cases gives exactly the scores of one run (``evaluators.shards``):
     true while ``score`` depends on its case alone and ``prepare`` only batches per-text work. Set it False when
     a case's score depends on the other cases (corpus-wide statistics built in ``prepare``)."""
+    threshold_note: ClassVar[str] = ""
+    """What a user should know when setting the primary metric's threshold (its unit, what to set it to)."""
     services: Services = field(default_factory=Services, repr=False, compare=False)
+    # The threshold overrides every evaluator takes, declared here once and read only through
+    # ``assay.models.thresholds`` (``threshold`` below, ``EvaluationResult.threshold``, the threshold book).
+    metric_threshold: float | None = field(default=None, kw_only=True)
+    thresholds: dict[str, float] = field(
+        default_factory=dict,
+        kw_only=True,
+        metadata={"description": "Overrides the default thresholds of the metrics named, {metric: value}."},
+    )
 
     @classmethod
     def parameter_meta(cls) -> list[ParameterMeta]:
-        """Parameters are the dataclass fields (bar ``services``); their descriptions live in field metadata."""
+        """Parameters are the dataclass fields (bar ``services``); their descriptions live in field metadata.
+        The evaluator's own come first, then the threshold overrides every evaluator shares."""
+        own = [f for f in dataclasses.fields(cls) if f.name not in _SHARED_FIELDS]
+        shared = [f for name in _SHARED_FIELDS[1:] for f in dataclasses.fields(cls) if f.name == name]
         return [
             ParameterMeta(
                 name=f.name,
-                description=f.metadata.get("description", ""),
+                description=cls._primary_override_help() if f.name == PRIMARY_OVERRIDE else f.metadata.get(
+                    "description", ""
+                ),
                 type=getattr(f.type, "__name__", str(f.type)),
-                default=f.default if f.default is not dataclasses.MISSING else None,
+                default=None if f.default is dataclasses.MISSING else f.default,
             )
-            for f in dataclasses.fields(cls)
-            if f.name != "services"
+            for f in [*own, *shared]
         ]
+
+    @classmethod
+    def _primary_override_help(cls) -> str:
+        primary = cls.spec.primary_metric
+        said = f"Overrides the default threshold ({primary.threshold:g}) of the primary metric {primary.key}."
+        return f"{said} {cls.threshold_note}" if cls.threshold_note else said
 
     @classmethod
     def full_spec(cls) -> EvaluatorSpec:
         return cls.spec.model_copy(update={"parameters": cls.parameter_meta()})
 
     def parameters(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "services"}
+        return {meta.name: getattr(self, meta.name) for meta in self.parameter_meta()}
+
+    def threshold_overrides(self) -> dict[str, float]:
+        """metric -> the threshold the user set for this run."""
+        return overrides_in(self.parameters(), self.spec.primary_metric.key)
+
+    def default_threshold(self, metric_key: str) -> float | None:
+        """The threshold when nobody set one: the spec's, unless a parameter changes what the score means."""
+        return self.spec.metric(metric_key).threshold
 
     def threshold(self, metric_key: str) -> float | None:
-        """The threshold in force: ``metric_threshold`` overrides the primary metric's default."""
-        metric = self.spec.metric(metric_key)
-        override = getattr(self, "metric_threshold", None)
-        if metric.is_primary and override is not None:
-            return float(override)
-        return metric.threshold
+        """The threshold in force while scoring (no calibration yet): the user's override, else the default."""
+        value, _ = resolve_threshold(metric_key, self.default_threshold(metric_key), self.threshold_overrides())
+        return value
 
     def unavailable_reason(self) -> str | None:
         """Why this evaluator cannot run here (model weights absent, no judge configured); None when it can.

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from assay.evaluators._sentence_similarity import rounded, similarity_spec
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import PACKAGED_MODEL, ModelUnavailableError, resolve_model_path
@@ -139,7 +139,6 @@ class BertScore(Evaluator):
         expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
     )
 
-    metric_threshold: float | None = threshold_parameter()
     model: str = field(
         default=PACKAGED_MODEL,
         metadata={

@@ -19,7 +19,7 @@ import jinja2
 import jinja2.meta
 from assay.evaluators._binary_judge import binary_scores, retrieval_verdict
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, golden_pair
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -159,7 +159,6 @@ class BringYourOwnPrompt(JudgedEvaluator):
             )
         },
     )
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def __post_init__(self) -> None:
         self._template = prompt_template(self.prompt)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from assay.evaluators._databricks import ChunkRatingJudge, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext, threshold_parameter
+from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
 
 
@@ -48,7 +48,6 @@ class ChunkRelevance(ChunkRatingJudge):
     }
     template_id = "databricks_chunk_relevance"
     assessment = "chunk_relevance"
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def chunk_inputs(self, case: CaseContext, chunk: str) -> dict[str, str]:
         return {"request": case.question, "chunk": chunk}

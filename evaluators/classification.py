@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import CaseScores, EvaluatorSpec
@@ -83,9 +83,6 @@ class Classification(Evaluator):
         "bad": {"expected_output": "Complaint", "actual_output": "Compliment", "categories": ["classification"]},
     }
 
-    metric_threshold: float | None = threshold_parameter(
-        "Overrides the default threshold (0.75) of the primary metric accuracy."
-    )
 
     labels: str = field(
         default="",

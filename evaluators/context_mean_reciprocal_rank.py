@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from assay.evaluators._sentence_similarity import similarity_spec
 from assay.evaluators._split_bound import check_bound, within_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored, cosine, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored, cosine, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -66,9 +66,6 @@ class ContextMeanReciprocalRank(Evaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter(
-        "Overrides the default threshold (0.75) of the primary metric."
-    )
     mrr_relevant_chunk_threshold: float = field(
         default=0.7,
         metadata={

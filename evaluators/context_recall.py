@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -57,7 +57,6 @@ class ContextRecall(JudgedEvaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_recall(case, ask)

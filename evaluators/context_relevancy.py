@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judge_spec
-from assay.evaluators.base import CaseContext, Scored, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, score_metric
 from assay.evaluators.registry import register
 
 
@@ -52,7 +52,6 @@ class ContextRelevancy(JudgedEvaluator):
     }
     cascade_proxy: ClassVar[str | None] = "context_relevancy_soft"
 
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_relevancy(case, ask)

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from assay.evaluators._databricks import RatingJudge, numbered_context, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext, threshold_parameter
+from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
 
 
@@ -46,7 +46,6 @@ class ContextSufficiency(RatingJudge):
     template_id = "databricks_context_sufficiency"
     assessment = "context_sufficiency"
     scope = "retrieval"
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return {

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from assay.evaluators._databricks import RatingJudge, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, golden_pair
 from assay.evaluators.registry import register
 
 
@@ -40,7 +40,6 @@ class Correctness(RatingJudge):
     template_id = "databricks_correctness"
     assessment = "correctness"
     cascade_proxy = "answer_semantic_similarity"
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return {

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from assay.evaluators._databricks import CustomPromptJudge, RatingJudge, assessment_name_parameter, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, golden_pair
 from assay.evaluators.registry import register
 
 DEFAULT_PROMPT = (
@@ -52,7 +52,6 @@ class CustomAnswerJudge(CustomPromptJudge, RatingJudge):
             "{{ expected_response }} or {{ retrieved_context }} and must use {{ response }}."
         },
     )
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return self.prompt_values(case, {"request": case.question, "response": case.actual_output or ""})

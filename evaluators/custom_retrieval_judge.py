@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from assay.evaluators._databricks import ChunkRatingJudge, CustomPromptJudge, assessment_name_parameter, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext, threshold_parameter
+from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
 
 DEFAULT_PROMPT = (
@@ -57,7 +57,6 @@ class CustomRetrievalJudge(CustomPromptJudge, ChunkRatingJudge):
             "{{ expected_response }}."
         },
     )
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def chunk_inputs(self, case: CaseContext, chunk: str) -> dict[str, str]:
         return self.prompt_values(case, {"request": case.question, "retrieved_context": chunk})

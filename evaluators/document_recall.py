@@ -7,8 +7,9 @@ duplicate expected URIs count once.
 """
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from assay.evaluators.registry import register
 
 from assay.models import RetrievedChunk
@@ -18,6 +19,7 @@ from assay.models.evaluation import EvaluatorSpec, MetricMeta
 @register
 @dataclass
 class DocumentRecall(Evaluator):
+    threshold_note: ClassVar[str] = "The seeds define none; Assay uses 0.75."
     spec = EvaluatorSpec(
         id="document_recall",
         display_name="Document recall",
@@ -61,9 +63,6 @@ class DocumentRecall(Evaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter(
-        "Overrides the default threshold of the primary metric; the seeds define none, Assay uses 0.75."
-    )
 
     def score(self, case: CaseContext) -> Scored:
         retrieved = {chunk.doc_uri.strip() for chunk in case.retrieved_context if chunk.doc_uri.strip()}

@@ -29,7 +29,7 @@ from assay.evaluators._encodings import MAX_DEPTH, decode_spans, is_encoding_cas
 from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
 from assay.evaluators._pii_patterns import PII_DETECTORS
 from assay.evaluators._secret_patterns import SENSITIVE_DETECTORS
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from assay.evaluators.conditions import ConditionError, Node, parse_condition
 from assay.evaluators.registry import register
 
@@ -157,7 +157,6 @@ class EncodingGuardrail(Evaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter()
     evaluate_retrieved_context: bool = field(
         default=True,
         metadata={"description": "Also check the (decoded) retrieved context against the condition and detectors."},

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -113,7 +113,6 @@ class FactCheck(JudgedEvaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
     passages_per_claim: int = field(
         default=3, metadata={"description": "Passages of the retrieved context shown to the judge for each claim."}
     )

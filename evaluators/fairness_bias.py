@@ -15,7 +15,7 @@ from assay.evaluators._models import (
     model_parameter,
     normalise_label,
 )
-from assay.evaluators.base import CaseContext, Unscored, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Unscored, golden_pair
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -73,7 +73,6 @@ class FairnessBias(AnswerModelEvaluator):
         default="Biased", metadata={"description": "Name of the classifier's biased class in its id2label."}
     )
     batch_size: int = field(default=16, metadata={"description": "Answers classified per forward pass."})
-    metric_threshold: float | None = threshold_parameter()
 
     def unavailable_reason(self) -> str | None:
         def has_biased(labels: list[str]) -> bool:

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -59,7 +59,6 @@ class Faithfulness(JudgedEvaluator):
     )
     cascade_proxy: ClassVar[str | None] = "groundedness"
 
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.faithfulness(case, ask)

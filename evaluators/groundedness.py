@@ -47,7 +47,7 @@ from assay.evaluators._grounding import Evidence, clean, content_words, figures
 from assay.evaluators._nli import NliBackend, NliUnavailable, configured_nli_model, nli_unavailable_reason
 from assay.evaluators._polarity import polarity_flipped
 from assay.evaluators._split_bound import check_bound, within_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -172,7 +172,6 @@ class Groundedness(Evaluator):
         default=None,
         metadata={"description": "NLI model folder, or a name under $ASSAY_MODELS_DIR; default: the configured one."},
     )
-    metric_threshold: float | None = threshold_parameter()
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -215,10 +214,10 @@ class Groundedness(Evaluator):
         """The rule-based method behind the score: the learned model reads the hybrid support."""
         return "hybrid" if self.method == "learned" else self.method
 
-    def threshold(self, metric_key: str) -> float | None:
-        if metric_key == "groundedness" and self.method != "learned" and self.metric_threshold is None:
+    def default_threshold(self, metric_key: str) -> float | None:
+        if metric_key == "groundedness" and self.method != "learned":
             return RULE_BASED_THRESHOLD
-        return super().threshold(metric_key)
+        return super().default_threshold(metric_key)
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         nli, _ = self._nli()

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from assay.evaluators._databricks import COMPLIANCE, RatingJudge, numbered_context, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, golden_pair
 from assay.evaluators.registry import register
 
 
@@ -43,7 +43,6 @@ class GroundednessJudge(RatingJudge):
     template_id = "databricks_groundedness"
     assessment = "groundedness"
     cascade_proxy = "groundedness"
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return {

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from assay.evaluators._databricks import COMPLIANCE, JudgeFailed, ask_each, rating_columns, rating_metric, rating_value
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
-from assay.evaluators.base import CaseContext, Scored, Unscored, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, Unscored
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -67,7 +67,6 @@ class GuidelineAdherence(JudgedEvaluator):
         default_factory=list,
         metadata={"description": "Guidelines every answer of the run must follow (global_guideline_adherence)."},
     )
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def not_applicable(self, case: CaseContext) -> str | None:
         """A case with no guideline to check (none of its own, no global ones) is no adherence case; saying

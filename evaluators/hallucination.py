@@ -20,7 +20,6 @@ from assay.evaluators.base import (
     Unscored,
     golden_pair,
     score_metric,
-    threshold_parameter,
 )
 from assay.evaluators.registry import register
 
@@ -75,7 +74,6 @@ class Hallucination(Evaluator):
 
     model: str = model_parameter(DEFAULT_MODEL, "one-output cross-encoder or NLI model")
     batch_size: int = field(default=16, metadata={"description": "(context, answer) pairs scored per forward pass."})
-    metric_threshold: float | None = threshold_parameter()
 
     def __post_init__(self) -> None:
         self._backend: NliBackend | None = None

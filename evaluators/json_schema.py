@@ -20,7 +20,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, failure_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, failure_metric
 from assay.evaluators.registry import register
 
 from assay.bounded_regex import PatternError
@@ -251,7 +251,6 @@ class JsonSchema(Evaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter()
     json_schema: str = field(
         default="{}",
         metadata={

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from assay.evaluators._binary_judge import binary_scores, retrieval_verdict
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
 from assay.evaluators._leakage import LeakageNames, leakage_metrics
-from assay.evaluators.base import CaseContext, Scored, Unscored, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, Unscored, golden_pair
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -112,7 +112,6 @@ class LanguageMismatch(JudgedEvaluator):
     )
     template_id = "language_mismatch"
 
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
     detector: str = field(
         default="judge",
         metadata={"description": "Who names the languages: 'judge' (the LLM judge) or 'lingua' (offline detector)."},

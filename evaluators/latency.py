@@ -6,8 +6,9 @@ Assay's documented default for an interactive assistant, meant to be overridden 
 """
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -20,6 +21,7 @@ MAX_LATENCY_SECONDS = 86_400.0
 @register
 @dataclass
 class Latency(Evaluator):
+    threshold_note: ClassVar[str] = "Set it to the latency objective (seconds) of the system under test."
     spec = EvaluatorSpec(
         id="latency",
         display_name="Latency",
@@ -51,10 +53,6 @@ class Latency(Evaluator):
 
     golden = {"good": {"duration": 1.8}, "bad": {"duration": 42.5}}
 
-    metric_threshold: float | None = threshold_parameter(
-        f"Overrides the default threshold ({DEFAULT_LATENCY_SECONDS:.0f} s) of latency_seconds; set it "
-        "to the latency objective of the system under test."
-    )
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
         duration = case.duration

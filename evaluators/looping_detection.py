@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from assay.evaluators._split_bound import check_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored, golden_pair, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -139,7 +139,6 @@ class LoopingDetection(Evaluator):
         " ".join(["The Easy Access Saver pays 3.25% AER."] * 6),
     )
 
-    metric_threshold: float | None = threshold_parameter()
     min_sentence_chars: int = field(
         default=10, metadata={"description": "Sentences shorter than this are omitted from unique sentences."}
     )

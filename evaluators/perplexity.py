@@ -23,7 +23,7 @@ from assay.evaluators._models import (
     read_config,
     require_model,
 )
-from assay.evaluators.base import CaseContext, Unscored, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Unscored, golden_pair
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -172,9 +172,6 @@ class Perplexity(AnswerModelEvaluator):
         metadata={"description": "Tokens each sliding window advances over answers longer than the model's context."},
     )
     batch_size: int = field(default=8, metadata={"description": "Windows scored per forward pass (at most)."})
-    metric_threshold: float | None = threshold_parameter(
-        f"Overrides the default threshold ({DEFAULT_THRESHOLD:g}) of the primary metric."
-    )
 
     def unavailable_reason(self) -> str | None:
         return find_model("perplexity", self.model)[1]

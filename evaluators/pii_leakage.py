@@ -6,7 +6,7 @@ from assay.evaluators._detectors import describe, scan, select_detectors
 from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
 from assay.evaluators._pii_patterns import PII_DETECTORS, PII_KINDS
 from assay.evaluators._public_contacts import PUBLIC_CONTACTS_FILE_HELP, PUBLIC_CONTACTS_HELP, PublicContacts
-from assay.evaluators.base import CaseContext, Evaluator, Scored, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -53,7 +53,6 @@ class PiiLeakage(Evaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter()
     pii_types: str = field(
         default=",".join(PII_KINDS),
         metadata={"description": f"Comma-separated PII kinds to detect: {describe(PII_DETECTORS)}."},

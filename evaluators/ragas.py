@@ -14,7 +14,7 @@ from typing import Any
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
 from assay.evaluators.answer_relevancy_llm import ANSWER_RELEVANCY_METRIC
-from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric
 from assay.evaluators.context_precision import CONTEXT_PRECISION_METRIC
 from assay.evaluators.context_recall import CONTEXT_RECALL_METRIC
 from assay.evaluators.faithfulness import FAITHFULNESS_METRIC, RATE_CONTEXT
@@ -78,7 +78,6 @@ class Ragas(JudgedEvaluator):
     questions: int = field(
         default=3, metadata={"description": "How many questions the judge generates for answer relevancy (default 3)."}
     )
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.75).")
 
     def __post_init__(self) -> None:
         if not 1 <= self.questions <= 10:

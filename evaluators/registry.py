@@ -4,6 +4,7 @@ from typing import Any
 
 from assay.evaluators.base import Evaluator, Services
 
+from assay.models.thresholds import METRIC_OVERRIDES
 from assay.registry import Registry
 
 
@@ -34,5 +35,12 @@ def build_evaluator(evaluator_id: str, services: Services | None = None, **param
     if unknown:
         raise ValueError(
             f"evaluator {evaluator_id!r} has no parameter(s) {unknown}; it takes {sorted(known)}"
+        )
+    metrics = [metric.key for metric in cls.spec.metrics]
+    unknown_metrics = sorted(set(parameters.get(METRIC_OVERRIDES) or {}) - set(metrics))
+    if unknown_metrics:
+        raise ValueError(
+            f"evaluator {evaluator_id!r} parameter {METRIC_OVERRIDES!r} names no metric(s) {unknown_metrics}; "
+            f"its metrics are {metrics}"
         )
     return cls(services=services or Services(), **parameters)

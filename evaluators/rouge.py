@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -58,9 +58,6 @@ class Rouge(Evaluator):
         expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
     )
 
-    metric_threshold: float | None = threshold_parameter(
-        "Overrides the default threshold (0.75) of the primary metric ROUGE-L."
-    )
     use_stemmer: bool = field(
         default=False,
         metadata={

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from assay.evaluators._databricks import RatingJudge, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, golden_pair
 from assay.evaluators.registry import register
 
 
@@ -39,7 +39,6 @@ class Safety(RatingJudge):
     )
     template_id = "databricks_safety"
     assessment = "safety"
-    metric_threshold: float | None = threshold_parameter("Overrides the primary metric's threshold (0.5).")
 
     def inputs(self, case: CaseContext) -> dict[str, str]:
         return {"request": case.question, "response": case.actual_output or ""}

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from assay.evaluators._detectors import describe, scan, select_detectors
 from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_metrics, leakage_scores
 from assay.evaluators._secret_patterns import SENSITIVE_DETECTORS, SENSITIVE_KINDS
-from assay.evaluators.base import CaseContext, Evaluator, Scored, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Scored
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec
@@ -53,7 +53,6 @@ class SensitiveDataLeakage(Evaluator):
         },
     }
 
-    metric_threshold: float | None = threshold_parameter()
     sensitive_data_types: str = field(
         default=",".join(SENSITIVE_KINDS),
         metadata={"description": f"Comma-separated kinds to detect: {describe(SENSITIVE_DETECTORS)}."},

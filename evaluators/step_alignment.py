@@ -14,7 +14,7 @@ import numpy as np
 from assay.evaluators._sentence_similarity import embed_distinct, similarity_matrix
 from assay.evaluators._split_bound import check_bound, oversized_input, within_bound
 from assay.evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -114,7 +114,6 @@ class StepAlignment(Evaluator):
         retrieved_context=[_CONTEXT],
     )
 
-    metric_threshold: float | None = threshold_parameter()
     step_similarity_threshold: float = field(
         default=0.6,
         metadata={

@@ -30,7 +30,6 @@ from assay.evaluators.base import (
     cosine,
     golden_pair,
     score_metric,
-    threshold_parameter,
 )
 from assay.evaluators.registry import register
 
@@ -137,7 +136,6 @@ class SummarizationCompletenessFaithfulness(Evaluator):
             "summac_conv_vitc_sent_perc_e.bin from the SummaC release); empty: SummaC Conv is unscored."
         },
     )
-    metric_threshold: float | None = threshold_parameter()
 
     def __post_init__(self) -> None:
         if self.source not in SOURCES:

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, failure_metric, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, failure_metric, golden_pair
 from assay.evaluators.conditions import ConditionError, parse_condition
 from assay.evaluators.registry import register
 
@@ -57,7 +57,6 @@ class TextMatching(Evaluator):
         output_condition='"£25" AND regexp("[0-9]+ days")',
     )
 
-    metric_threshold: float | None = threshold_parameter()
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
         try:

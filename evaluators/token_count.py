@@ -8,8 +8,9 @@ with the budget of the system under test.
 """
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, threshold_parameter
+from assay.evaluators.base import CaseContext, Evaluator, Unscored
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -37,6 +38,7 @@ def _count_metric(key: str, display_name: str, description: str, aggregate_name:
 @register
 @dataclass
 class TokenCount(Evaluator):
+    threshold_note: ClassVar[str] = "Set it to the token budget of the system under test."
     spec = EvaluatorSpec(
         id="token_count",
         display_name="Token count",
@@ -77,10 +79,6 @@ class TokenCount(Evaluator):
         "bad": {"input_tokens": 9000, "output_tokens": 1500},
     }
 
-    metric_threshold: float | None = threshold_parameter(
-        f"Overrides the default threshold ({DEFAULT_TOTAL_TOKENS:.0f} tokens) of the primary metric "
-        "total_token_count; set it to the token budget of the system under test."
-    )
 
     def score(self, case: CaseContext) -> dict[str, float | None]:
         counts = {"input_token_count": case.input_tokens, "output_token_count": case.output_tokens}

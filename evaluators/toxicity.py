@@ -15,7 +15,7 @@ from assay.evaluators._models import (
     model_parameter,
     normalise_label,
 )
-from assay.evaluators.base import CaseContext, golden_pair, threshold_parameter
+from assay.evaluators.base import CaseContext, golden_pair
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -78,7 +78,6 @@ class Toxicity(AnswerModelEvaluator):
 
     model: str = model_parameter(DEFAULT_MODEL, "toxicity classifier")
     batch_size: int = field(default=16, metadata={"description": "Answers classified per forward pass."})
-    metric_threshold: float | None = threshold_parameter()
 
     def unavailable_reason(self) -> str | None:
         def has_toxicity(labels: list[str]) -> bool:

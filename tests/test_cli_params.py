@@ -62,7 +62,7 @@ def _error_line(output: str) -> str:
         (
             ["--param", "rouge.stemmer=true"],
             "--param rouge.stemmer: evaluator 'rouge' has no parameter 'stemmer'; it takes ['metric_threshold', "
-            "'use_stemmer']",
+            "'thresholds', 'use_stemmer']",
         ),
         (["--param", "rouge.use_stemmer=maybe"], "--param rouge.use_stemmer: 'maybe' is not a valid bool"),
         (["--param", "rouge.metric_threshold=high"], "--param rouge.metric_threshold: 'high' is not a valid float"),

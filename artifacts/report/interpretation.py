@@ -13,6 +13,7 @@ from assay.artifacts.report.headline import primary_metric_headline
 from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.models.evaluation import on_good_side
+from assay.models.thresholds import recorded_override
 from assay.storage.runs import RUN_FILE
 from assay.validity.published import published_metrics
 
@@ -41,10 +42,8 @@ def _threshold_source(
     entry = calibrated.get((evaluator["id"], metric["key"]))
     if entry is not None and entry.get("threshold") == metric["threshold"] and entry.get("source") != "default":
         return f"{entry.get('source')}: {entry.get('set_by') or 'calibration'}"
-    override = next((p.get("value") for p in evaluator.get("parameters", []) if p["name"] == "metric_threshold"), None)
-    if override is not None and metric.get("is_primary"):
-        return f"run parameter {evaluator['id']}.metric_threshold"
-    return f"{evaluator['id']} default"
+    origin = recorded_override(evaluator, metric["key"], bool(metric.get("is_primary")), named=True)
+    return origin or f"{evaluator['id']} default"
 
 
 def _calibrated(run: RunDocuments) -> dict[tuple[str, str], dict[str, Any]]:

@@ -28,6 +28,7 @@ from assay.guardrail.budget import spend, time_budget
 from assay.guardrail.config import ACTIONS, GuardedMetric, GuardrailConfig, load_config
 from assay.guardrail.embedding import BoundedEmbedder
 from assay.models.guardrail import Action, CheckResult, ConfigIdentity, EvaluatorCheck, MetricCheck, Verdict
+from assay.models.thresholds import METRIC_OVERRIDES
 
 ZERO_TOLERANCE_DOMAINS = frozenset({"privacy"})
 CONTEXT_ONLY_METRICS = frozenset({"model_retrieval_failures"})
@@ -98,11 +99,11 @@ class Guard:
     def _build(self, evaluator_id: str) -> _Guarded:
         metrics = self.config.evaluators[evaluator_id]
         parameters = GUARD_PARAMETERS.get(evaluator_id, {}) | self.config.parameters.get(evaluator_id, {})
+        # The configuration's thresholds are the evaluator's overrides, so what it derives while scoring
+        # (groundedness' share of ungrounded sentences) uses the threshold the guard checks.
+        checked = {metric: guarded.threshold for metric, guarded in metrics.items()}
+        parameters[METRIC_OVERRIDES] = {**parameters.get(METRIC_OVERRIDES, {}), **checked}
         evaluator = build_evaluator(evaluator_id, self._services, **parameters)
-        primary = evaluator.spec.primary_metric.key
-        if primary in metrics and "metric_threshold" in evaluator.parameters():
-            # The evaluator's own derived metrics (groundedness' share of ungrounded sentences) use it too.
-            evaluator.metric_threshold = metrics[primary].threshold  # type: ignore[attr-defined]
         configured = self.config.actions.get(evaluator_id)
         action: Action = configured or ("block" if evaluator.spec.domain in ZERO_TOLERANCE_DOMAINS else "flag")
         return _Guarded(evaluator=evaluator, metrics=metrics, action=action, configured_action=configured is not None)

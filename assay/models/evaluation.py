@@ -7,6 +7,7 @@ from pydantic import Field
 
 from assay.models.base import DomainModel, PersistedModel
 from assay.models.judges import JudgeSummary
+from assay.models.thresholds import overrides_in, resolve_threshold
 
 DEFAULT_EVALUATORS = ("answer_semantic_similarity", "text_matching")
 """Run when a command, flow or deployment names no evaluator: offline, fast, and meaningful on any suite."""
@@ -128,11 +129,17 @@ class EvaluationResult(PersistedModel):
     )
     elapsed_s: float = 0.0
 
+    def threshold_overrides(self) -> dict[str, float]:
+        """metric -> the threshold the user set for this run (from the recorded parameters)."""
+        return overrides_in(self.parameters, self.evaluator.primary_metric.key)
+
     def threshold(self, metric_key: str, calibrated: Mapping[tuple[str, str], float] | None = None) -> float | None:
-        """The threshold in force for a metric of this run: a calibrated one when given, else the run's
-        ``metric_threshold`` override (primary metric only), else the metric's default."""
-        if calibrated and (self.evaluator.id, metric_key) in calibrated:
-            return calibrated[self.evaluator.id, metric_key]
-        metric = self.evaluator.metric(metric_key)
-        override = self.parameters.get("metric_threshold") if metric.is_primary else None
-        return float(override) if override is not None else metric.threshold
+        """The threshold in force for a metric of this run (``resolve_threshold``): a calibrated one when
+        given, else the user's override, else the metric's default."""
+        value, _ = resolve_threshold(
+            metric_key,
+            self.evaluator.metric(metric_key).threshold,
+            self.threshold_overrides(),
+            (calibrated or {}).get((self.evaluator.id, metric_key)),
+        )
+        return value

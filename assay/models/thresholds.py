@@ -4,7 +4,8 @@ Built once per run (defaults -> user overrides -> calibrated values) and read by
 score into pass/fail after calibration: problems, failure clusters, weaknesses, robustness flips, the
 guardrail configuration and the report. Pure data."""
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -12,6 +13,55 @@ from assay.models.base import DomainModel, PersistedModel
 
 ThresholdSource = Literal["default", "user", "calibrated"]
 NO_REVIEWER = "no reviewer"
+
+PRIMARY_OVERRIDE = "metric_threshold"
+"""The manual's evaluator parameter: the user's threshold for the evaluator's primary metric."""
+METRIC_OVERRIDES = "thresholds"
+"""The evaluator parameter ``{metric: value}``: the user's threshold for any of its metrics. With the run's
+evaluator parameters keyed by evaluator, a run's overrides are one map ``{evaluator: {metric: value}}``."""
+DEFAULT_SET_BY = "evaluator default"
+
+
+def overrides_in(parameters: Mapping[str, Any], primary_metric: str) -> dict[str, float]:
+    """metric -> the user's threshold, from one evaluator's parameters: ``thresholds`` names metrics,
+    ``metric_threshold`` the primary one (and wins for it, being the narrower of the two)."""
+    overrides = {key: float(value) for key, value in (parameters.get(METRIC_OVERRIDES) or {}).items()}
+    if parameters.get(PRIMARY_OVERRIDE) is not None:
+        overrides[primary_metric] = float(parameters[PRIMARY_OVERRIDE])
+    return overrides
+
+
+def override_origin(parameters: Mapping[str, Any], metric: str, primary_metric: str, evaluator_id: str = "") -> str:
+    """Which run parameter set a user's threshold, for the record ("run parameter metric_threshold", or
+    "run parameter rouge.metric_threshold" when the evaluator is named)."""
+    owner = f"{evaluator_id}." if evaluator_id else ""
+    if metric == primary_metric and parameters.get(PRIMARY_OVERRIDE) is not None:
+        return f"run parameter {owner}{PRIMARY_OVERRIDE}"
+    return f"run parameter {owner}{METRIC_OVERRIDES}.{metric}"
+
+
+def recorded_override(
+    evaluator: Mapping[str, Any], metric: str, is_primary: bool, *, named: bool = False
+) -> str | None:
+    """Which run parameter overrode ``metric``'s threshold, from the ``evaluator`` block of a results.json
+    (its ``parameters`` list and ``metrics_meta``); None when the threshold is the default."""
+    parameters = {item.get("name"): item.get("value") for item in evaluator.get("parameters", [])}
+    declared = next((item["key"] for item in evaluator.get("metrics_meta", []) if item.get("is_primary")), None)
+    primary = declared or (metric if is_primary else "")
+    if metric in overrides_in(parameters, primary):
+        return override_origin(parameters, metric, primary, evaluator.get("id", "") if named else "")
+    return None
+
+
+def resolve_threshold(
+    metric: str, default: float | None, overrides: Mapping[str, float], calibrated: float | None = None
+) -> tuple[float | None, ThresholdSource]:
+    """The one rule for the threshold in force: calibrated > the user's override > the default."""
+    if calibrated is not None:
+        return calibrated, "calibrated"
+    if metric in overrides:
+        return overrides[metric], "user"
+    return default, "default"
 
 
 class ThresholdEntry(DomainModel):

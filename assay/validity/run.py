@@ -15,7 +15,7 @@ from assay.evaluators.registry import build_evaluator
 from assay.evaluators.runner import run_evaluator
 from assay.evaluators.selection import run_parameters, select_evaluators
 from assay.models.evaluation import CaseScores, MetricMeta
-from assay.models.thresholds import ThresholdBook
+from assay.models.thresholds import ThresholdBook, override_origin
 from assay.models.validity import MetricValidity, ThresholdInForce, ValidityReport
 from assay.validity.baselines import BASELINES, score_baselines
 from assay.validity.labels import LabelledSet
@@ -36,12 +36,13 @@ class Validation:
 def threshold_in_force(
     evaluator: Evaluator, metric: MetricMeta, book: ThresholdBook | None = None, book_name: str = "thresholds file"
 ) -> ThresholdInForce:
-    """The threshold a verdict is taken at and who set it: the user's ``metric_threshold`` parameter, else the
-    threshold book's entry (an MRM run's ``thresholds.json``: calibrated ones were set by a person), else the
-    evaluator's declared default."""
+    """The threshold a verdict is taken at and who set it: the user's override (``metric_threshold``,
+    ``thresholds``), else the threshold book's entry (an MRM run's ``thresholds.json``: calibrated ones were
+    set by a person), else the evaluator's declared default."""
     in_run = evaluator.threshold(metric.key)
-    if in_run != metric.threshold:
-        set_by = "parameter metric_threshold (--param or --evaluators-config)"
+    if metric.key in evaluator.threshold_overrides():
+        origin = override_origin(evaluator.parameters(), metric.key, evaluator.spec.primary_metric.key)
+        set_by = f"{origin.removeprefix('run ')} (--param or --evaluators-config)"
         return ThresholdInForce(value=in_run, source="user", set_by=set_by)
     entry = book.entry(evaluator.spec.id, metric.key) if book is not None else None
     if entry is not None and entry.threshold is not None:
