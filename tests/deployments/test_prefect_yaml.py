@@ -2,13 +2,16 @@
 accepts it, its anchors resolve, every entrypoint is a flow, every deployment's parameters validate against
 that flow's parameter schema, schedules are valid crons, and serve's options shape what it registers."""
 
+import inspect
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 import yaml
+from assay.deployments import sync
 from assay.deployments.definitions import PREFECT_FILE, REPOSITORY_ROOT, load_deployments, load_prefect_file
 from assay.deployments.serve import build_deployments, main, parse_args
+from assay.flows.mrm import mrm_workflow
 
 from assay.corpora import sample_data_path
 from assay.models import workflow as step_models
@@ -155,3 +158,24 @@ def test_serve_list_prints_what_would_be_served(
         "revalidation/revalidation\t0 7 * * * (UTC)",
         "mrm-workflow/interactive\tno schedule",
     ]
+
+
+def test_the_defaults_block_is_generated_from_the_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert sync.main(["--check"]) == 0, capsys.readouterr().out
+    block = sync.render(sync.defaults())
+    assert block[0] in PREFECT_FILE.read_text().splitlines()
+    assert f"    seed: &seed {inspect.signature(mrm_workflow.fn).parameters['seed'].default}" in block
+
+
+def test_a_stale_defaults_block_is_reported_then_rewritten(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stale = tmp_path / "prefect.yaml"
+    stale.write_text(PREFECT_FILE.read_text().replace("        per_topic: 3\n", "        per_topic: 4\n"))
+
+    assert sync.main(["--check"], path=stale) == 1
+    captured = capsys.readouterr()
+    assert "-        per_topic: 4" in captured.out and "+        per_topic: 3" in captured.out
+    assert "run `python -m assay.deployments.sync`" in captured.err
+
+    assert sync.main([], path=stale) == 0
+    assert stale.read_text() == PREFECT_FILE.read_text()
+    assert sync.main(["--check"], path=stale) == 0
