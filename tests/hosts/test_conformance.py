@@ -1,5 +1,6 @@
 """Every registered host type declares valid metadata, is listed by ``assay hosts list`` and starts from a
-minimal configuration; ``register_host`` refuses a class whose metadata is wrong."""
+minimal configuration (the rules ship in ``assay.testing.conformance.hosts``); ``register_host`` refuses a
+class whose metadata is wrong."""
 
 import json
 
@@ -7,24 +8,19 @@ import pytest
 from typer.testing import CliRunner
 
 from assay.apps.cli.main import app
-from assay.hosts import Host, HostAnswer, create_host, default_host_config, host_class, host_types, register_host
+from assay.hosts import Host, HostAnswer, host_class, host_types, register_host
 from assay.hosts.registry import BUILTIN_HOSTS, host_spec
-from assay.models import HostSpec, ModelHost, TestCase
+from assay.models import HostSpec, TestCase
+from assay.testing.conformance import Check, parametrize_with_checks
+from assay.testing.conformance.hosts import host_checks
 
 runner = CliRunner()
 BUILTIN_TYPES = sorted(BUILTIN_HOSTS)  # not host_types(): other tests register doubles
 
 
-@pytest.mark.parametrize("host_type", BUILTIN_TYPES)
-def test_spec_is_declared_valid_and_matches_the_type(host_type: str) -> None:
-    cls = host_class(host_type)
-    assert "spec" in vars(cls), f"{host_type} declares no spec of its own"
-    spec = host_spec(host_type)
-    assert HostSpec.model_validate(spec.model_dump()) == spec
-    assert spec.id == cls.type == host_type
-    assert spec.display_name and spec.description and spec.protocol
-    if spec.same_protocol_as is not None:
-        assert spec.same_protocol_as in BUILTIN_TYPES
+@parametrize_with_checks(host_checks(BUILTIN_TYPES))
+def test_every_built_in_host_conforms(check: Check) -> None:
+    check()
 
 
 @pytest.mark.parametrize("host_type", BUILTIN_TYPES)
@@ -36,17 +32,6 @@ def test_hosts_list_shows_the_type_with_its_metadata(host_type: str) -> None:
     table = runner.invoke(app, ["hosts", "list"])
     assert table.exit_code == 0, table.output
     assert host_type in table.output.split()  # ids never wrap; the other columns do on a narrow terminal
-
-
-@pytest.mark.parametrize("host_type", BUILTIN_TYPES)
-def test_create_host_from_a_minimal_config(host_type: str) -> None:
-    required = {"http-rag": {"mapping": {"answer": "$.answer"}}}  # settings a type cannot do without
-    config = ModelHost(
-        key="h", type=host_type, url="http://127.0.0.1:9/v1", llm_model_name="m", settings=required.get(host_type, {})
-    )
-    host = create_host(config)
-    assert isinstance(host, host_class(host_type)) and host.config is config
-    assert default_host_config(host_type).type == host_type
 
 
 def _double(host_type: str, **attributes: object) -> type[Host]:
