@@ -13,15 +13,47 @@ Two caveats, by design: the merged ``elapsed_s`` is the *sum* of the shards' tim
 wall time of a parallel run); and a batch that fails in ``prepare`` marks only the cases of its shard.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator
+from assay.evaluators.base import CaseContext, Evaluator, Services
+from assay.evaluators.registry import build_evaluator
 from assay.evaluators.runner import aggregate
 
 from assay.models import TestLab, TestSuite
 from assay.models.evaluation import CaseScores, EvaluationResult
-from assay.models.judges import JudgeSummary
+from assay.models.judges import JudgeRunOptions, JudgeSummary
+
+
+@dataclass(frozen=True)
+class EvaluatorShards:
+    """One evaluator's share of a sharded run: the labs its tasks get, and why it runs whole (None: in shards,
+    merged with :func:`merge_results` at the end)."""
+
+    evaluator_id: str
+    parameters: dict[str, Any]
+    parts: list[TestLab]
+    whole_reason: str | None
+
+
+@dataclass(frozen=True)
+class ShardPlan:
+    shard_count: int
+    evaluators: list[EvaluatorShards]
+
+
+def plan_shards(
+    lab: TestLab, parameters: Mapping[str, dict[str, Any]], shard_size: int, judge_options: JudgeRunOptions
+) -> ShardPlan:
+    """Each evaluator (``parameters``: evaluator id -> its run parameters) with the parts of ``lab`` it is run
+    on: the shards of ``shard_size`` test cases, or the whole lab when :func:`unshardable_reason` says so."""
+    shards = shard_lab(lab, shard_size)
+    plan = []
+    for evaluator_id, values in parameters.items():
+        reason = unshardable_reason(build_evaluator(evaluator_id, Services(judge_options=judge_options), **values))
+        plan.append(EvaluatorShards(evaluator_id, values, [lab] if reason is not None else shards, reason))
+    return ShardPlan(len(shards), plan)
 
 
 def unshardable_reason(evaluator: Evaluator) -> str | None:

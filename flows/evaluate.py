@@ -5,7 +5,7 @@ from typing import Any
 
 from assay.evaluators import Services, build_evaluator
 from assay.evaluators.selection import run_parameters
-from assay.evaluators.shards import shard_lab, shard_suite, unshardable_reason
+from assay.evaluators.shards import plan_shards, shard_suite
 from assay.flows.attempts import open_run, run_tag
 from assay.flows.scale_out import ScaleOut, choose_scale_out, dask_task_runner, where_they_ran
 from assay.tasks.evaluate import build_lab, evaluate, join, merge, publish, select
@@ -239,32 +239,26 @@ def _evaluate_in_shards(
     """Every (evaluator, shard) submitted at once, each task getting only its shard; an evaluator that must see
     every case (``unshardable_reason``) gets the whole lab in one task. Shards are merged in the flow's process.
     Submitted parameters are not ``quote``d: prefect-dask rebuilds a quote into a plain tuple on the way."""
-    shards = shard_lab(lab, shard_size)
-    options = JudgeRunOptions.model_validate(judge_options)
-    submitted: dict[str, tuple[bool, list[Any]]] = {}
-    for evaluator_id, values in run_args.items():
-        whole_reason = unshardable_reason(build_evaluator(evaluator_id, Services(judge_options=options), **values))
-        if whole_reason is not None:
-            print(f"{evaluator_id} runs unsharded: {whole_reason}")
-        parts = [lab] if whole_reason is not None else shards
-        submitted[evaluator_id] = (
-            whole_reason is not None,
-            [
-                evaluate.with_options(task_run_name=f"evaluate-{evaluator_id}-shard-{index}").submit(
-                    part, evaluator_id, values, run_id, judge, judge_options
-                )
-                for index, part in enumerate(parts)
-            ],
-        )
-    print(f"{len(run_args)} evaluator(s) x {len(shards)} shard(s) of up to {shard_size} test cases submitted")
+    plan = plan_shards(lab, run_args, shard_size, JudgeRunOptions.model_validate(judge_options))
+    submitted = []
+    for share in plan.evaluators:
+        if share.whole_reason is not None:
+            print(f"{share.evaluator_id} runs unsharded: {share.whole_reason}")
+        submitted.append([
+            evaluate.with_options(task_run_name=f"evaluate-{share.evaluator_id}-shard-{index}").submit(
+                part, share.evaluator_id, share.parameters, run_id, judge, judge_options
+            )
+            for index, part in enumerate(share.parts)
+        ])  # fmt: skip
+    print(f"{len(run_args)} evaluator(s) x {plan.shard_count} shard(s) of up to {shard_size} test cases submitted")
     results = []
-    for evaluator_id, (whole, futures) in submitted.items():
+    for share, futures in zip(plan.evaluators, submitted, strict=True):
         parts = [future.result() for future in futures]
-        if whole:
+        if share.whole_reason is not None:
             results.append(parts[0])
         else:
-            results.append(merge(quote(lab), evaluator_id, run_args[evaluator_id], quote(parts), judge, judge_options))
-    _print_where_they_ran("evaluator", [future for _, futures in submitted.values() for future in futures])
+            results.append(merge(quote(lab), share.evaluator_id, share.parameters, quote(parts), judge, judge_options))
+    _print_where_they_ran("evaluator", [future for futures in submitted for future in futures])
     return results
 
 

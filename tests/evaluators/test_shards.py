@@ -8,6 +8,7 @@ from assay.evaluators.shards import (
     join_labs,
     merge_judge_summaries,
     merge_results,
+    plan_shards,
     shard_lab,
     shard_suite,
     unshardable_reason,
@@ -172,3 +173,24 @@ def test_judge_summaries_add_up() -> None:
     assert merged.account.wall_s == 1.5 and merged.templates == {"a": "1", "b": "2"} and merged.flaky_cases == 2
     assert merged.cascade is not None and merged.cascade["cases"] == 8 and merged.cascade["proxy"] == "p"
     assert merge_judge_summaries([None, None]) is None
+
+
+def test_the_plan_gives_each_evaluator_its_shards_or_the_whole_lab() -> None:
+    lab = golden_lab()
+    judged = next(i for i in evaluator_ids() if "llm" in evaluator_class(i).spec.needs)
+    parameters = {"text_matching": {}, judged: {}}
+    cases = len({row.test_case.key for row in lab.rows})
+
+    unbudgeted = plan_shards(lab, parameters, 7, JudgeRunOptions())
+    assert unbudgeted.shard_count == -(-cases // 7)
+    assert [(share.evaluator_id, len(share.parts), share.whole_reason) for share in unbudgeted.evaluators] == [
+        ("text_matching", unbudgeted.shard_count, None),
+        (judged, unbudgeted.shard_count, None),
+    ]
+    assert [part.rows for part in unbudgeted.evaluators[0].parts] == [part.rows for part in shard_lab(lab, 7)]
+
+    budgeted = plan_shards(lab, {**parameters, judged: {"metric_threshold": 0.9}}, 7, JudgeRunOptions(budget=5))
+    whole = budgeted.evaluators[1]
+    assert whole.parts == [lab] and "budget" in (whole.whole_reason or "")
+    assert whole.parameters == {"metric_threshold": 0.9}
+    assert budgeted.shard_count == unbudgeted.shard_count
