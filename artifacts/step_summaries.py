@@ -34,7 +34,7 @@ from assay.models.mrm import (
     TopicModel,
     WeaknessReport,
 )
-from assay.models.steps import step_title
+from assay.models.steps import Step, step_title
 
 Cell = str | int | float | None
 Rows = list[dict[str, Cell]]
@@ -137,7 +137,7 @@ def summarise_topics(model: TopicModel, decision: Decision | None = None) -> Ste
         for index, record in enumerate(model.grid, start=1)
     ]
     look = "topics with few chunks or vague labels; topics excluded here get no test cases."
-    return StepSummary(markdown=_page("topic-modeling", facts, said, look), tables={"topics": topics, "grid": grid})
+    return StepSummary(markdown=_page(Step.TOPIC_MODELING, facts, said, look), tables={"topics": topics, "grid": grid})
 
 
 def summarise_generation(suite: TestSuite) -> StepSummary:
@@ -160,7 +160,7 @@ def summarise_generation(suite: TestSuite) -> StepSummary:
         for case in cases
     ]
     look = "a sample of questions per generator: do they read naturally and match the expected answers?"
-    return StepSummary(markdown=_page("test-generation", facts, None, look), tables={"cases": rows})
+    return StepSummary(markdown=_page(Step.TEST_GENERATION, facts, None, look), tables={"cases": rows})
 
 
 def summarise_validation(
@@ -198,7 +198,7 @@ def summarise_validation(
         for case in validation.cases
     ]
     look = "the flagged cases: a low cosine often means the expected answer is not in the source text."
-    return StepSummary(markdown=_page("test-validation", facts, said, look), tables={"cases": rows})
+    return StepSummary(markdown=_page(Step.TEST_VALIDATION, facts, said, look), tables={"cases": rows})
 
 
 def summarise_evaluation(
@@ -242,7 +242,7 @@ def summarise_evaluation(
     ]
     look = "the high-severity problems, then each evaluator's lowest-ranked model and its unscored count."
     return StepSummary(
-        markdown=_page("automated-evaluation", facts, None, look),
+        markdown=_page(Step.AUTOMATED_EVALUATION, facts, None, look),
         tables={"leaderboard": board_rows, "problems": problem_rows},
     )
 
@@ -278,7 +278,7 @@ def summarise_calibration(
         for item in calibration.metrics
     ]
     look = "metrics left at their default ('—'): they had too few or one-sided labels; label more answers."
-    return StepSummary(markdown=_page("calibration", facts, None, look), tables={"thresholds": rows})
+    return StepSummary(markdown=_page(Step.CALIBRATION, facts, None, look), tables={"thresholds": rows})
 
 
 def summarise_review_sample(items: Sequence[ReviewItem]) -> StepSummary:
@@ -300,7 +300,7 @@ def summarise_review_sample(items: Sequence[ReviewItem]) -> StepSummary:
         for item in items
     ]
     look = "the review form of this run (Resume): answers nearest their threshold come first."
-    return StepSummary(markdown=_page("calibration", facts, None, look), tables={"review-sample": rows})
+    return StepSummary(markdown=_page(Step.CALIBRATION, facts, None, look), tables={"review-sample": rows})
 
 
 def summarise_clusters(clusters: FailureClusters, decision: Decision | None = None) -> StepSummary:
@@ -326,7 +326,7 @@ def summarise_clusters(clusters: FailureClusters, decision: Decision | None = No
     ]
     look = "the largest clusters: their weakness names feed the system-prompt extension."
     return StepSummary(
-        markdown=_page("failure-clustering", facts, said, look),
+        markdown=_page(Step.FAILURE_CLUSTERING, facts, said, look),
         tables={"clusters": rows},
     )
 
@@ -363,14 +363,15 @@ def summarise_weaknesses(report: WeaknessReport) -> StepSummary:
     facts += [f"{row['evaluator']} / {row['metric']}: {row['group']}" for row in weakest[:5]]
     look = "the weakest groups: a topic weak for every question type points at the corpus, not the model."
     return StepSummary(
-        markdown=_page("weakness-detection", facts, None, look),
+        markdown=_page(Step.WEAKNESS_DETECTION, facts, None, look),
         tables={"grid": grid, "weakest": weakest},
     )
 
 
 def summarise_robustness(reports: Sequence[RobustnessReport], step: str) -> StepSummary:
-    """``step`` is 'robustness-input-variations' or 'robustness-adversarial'; the reports of that kind count."""
-    kind = {"robustness-input-variations": "input_variations", "robustness-adversarial": "adversarial"}[step]
+    """``step`` is ``Step.ROBUSTNESS_INPUT_VARIATIONS`` or ``Step.ROBUSTNESS_ADVERSARIAL``; the reports of that kind
+    count."""
+    kind = {Step.ROBUSTNESS_INPUT_VARIATIONS: "input_variations", Step.ROBUSTNESS_ADVERSARIAL: "adversarial"}[step]
     numbers, details = robustness_numbers(reports, kind)
     rows: Rows = [
         {

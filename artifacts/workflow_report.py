@@ -55,17 +55,19 @@ def build_workflow_report(
     patch, prompt extension and guardrail files published with the report."""
     taken = list(summary.decisions if decisions is None else decisions)
     outputs: dict[str, Callable[[], Numbers] | None] = {
-        "topic-modeling": None if topics is None else lambda: topic_numbers(topics),
-        "test-generation": None if lab is None else lambda: _generation(lab),
-        "test-validation": None if validation is None else lambda: validation_numbers(validation),
-        "automated-evaluation": None if results is None else lambda: _evaluation(lab, results, problems, insights),
-        "calibration": None if calibration is None else lambda: calibration_numbers(calibration),
-        "failure-clustering": None if clusters is None else lambda: cluster_numbers(clusters),
-        "weakness-detection": None if weaknesses is None else lambda: _weaknesses(weaknesses),
-        "robustness-input-variations": (
+        Step.TOPIC_MODELING: None if topics is None else lambda: topic_numbers(topics),
+        Step.TEST_GENERATION: None if lab is None else lambda: _generation(lab),
+        Step.TEST_VALIDATION: None if validation is None else lambda: validation_numbers(validation),
+        Step.AUTOMATED_EVALUATION: None if results is None else lambda: _evaluation(lab, results, problems, insights),
+        Step.CALIBRATION: None if calibration is None else lambda: calibration_numbers(calibration),
+        Step.FAILURE_CLUSTERING: None if clusters is None else lambda: cluster_numbers(clusters),
+        Step.WEAKNESS_DETECTION: None if weaknesses is None else lambda: _weaknesses(weaknesses),
+        Step.ROBUSTNESS_INPUT_VARIATIONS: (
             None if robustness is None else lambda: robustness_numbers(robustness, "input_variations")
         ),
-        "robustness-adversarial": None if robustness is None else lambda: robustness_numbers(robustness, "adversarial"),
+        Step.ROBUSTNESS_ADVERSARIAL: (
+            None if robustness is None else lambda: robustness_numbers(robustness, "adversarial")
+        ),
     }
     steps = list(dict.fromkeys([*Step, *summary.steps, *(decision.step for decision in taken)]))
     sections = [_section(step, summary.steps.get(step, {}), outputs.get(step), taken) for step in steps]

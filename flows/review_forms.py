@@ -28,6 +28,7 @@ from assay.escaping import for_field_description, for_markdown_text, visible_con
 from assay.models import TestSuite
 from assay.models.corpus import Chunk
 from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, TopicModel
+from assay.models.steps import Step
 
 REVIEWER_TITLE = "Your name"
 REVIEWER_HELP = "Required: the decision is recorded under this name."
@@ -41,10 +42,10 @@ PER_FORM = 25
 ANSWER_CHARS = 300
 EXCERPT_CHARS = 300
 PAGE_TITLES = {
-    "topic-modeling": "Topics found in the corpus",
-    "test-validation": "Generated test cases",
-    "calibration": "Do you agree with the metric?",
-    "failure-clustering": "Failure clusters",
+    Step.TOPIC_MODELING: "Topics found in the corpus",
+    Step.TEST_VALIDATION: "Generated test cases",
+    Step.CALIBRATION: "Do you agree with the metric?",
+    Step.FAILURE_CLUSTERING: "Failure clusters",
 }
 
 
@@ -94,7 +95,7 @@ class StepReview:
 
     @property
     def can_ask_for_more(self) -> bool:
-        return self.step in {"test-validation", "calibration"}
+        return self.step in {Step.TEST_VALIDATION, Step.CALIBRATION}
 
     @property
     def proposals(self) -> dict[str, str]:
@@ -118,12 +119,12 @@ class StepReview:
         left = self.items[self._first(number + 1) :]
         if not left:
             return f"Every one of the {len(self.items)} {self.rest_word} is in the forms so far."
-        if self.step == "calibration":
+        if self.step == Step.CALIBRATION:
             return (
                 f"{len(left)} more sampled {self.rest_word} are not shown: they stay unlabelled unless you choose "
                 f"'{REVIEW_AND_MORE}'."
             )
-        if self.step == "failure-clustering":
+        if self.step == Step.FAILURE_CLUSTERING:
             return f"{len(left)} more {self.rest_word} are not shown: they keep their proposed keyword names."
         counts = Counter(item.unshown for item in left)
         decided = ", ".join(f"{verb} {count}" for verb, count in sorted(counts.items()))
@@ -196,11 +197,11 @@ class StepReview:
 
     def decision(self, values: Mapping[str, str]) -> dict[str, Any]:
         """The step's decision (same shape as its decision model) from the items' values."""
-        if self.step == "topic-modeling":
+        if self.step == Step.TOPIC_MODELING:
             return {"excluded_topic_ids": [int(item) for item, value in values.items() if value == "exclude"]}
-        if self.step == "test-validation":
+        if self.step == Step.TEST_VALIDATION:
             return {"excluded_case_keys": [item for item, value in values.items() if value == "exclude"]}
-        if self.step == "calibration":
+        if self.step == Step.CALIBRATION:
             return {
                 "passed_item_ids": [item for item, value in values.items() if value == "pass"],
                 "failed_item_ids": [item for item, value in values.items() if value == "fail"],
@@ -257,7 +258,7 @@ def topic_review(topic_model: TopicModel, chunks: Sequence[Chunk], per_form: int
 
     fields = tuple(field(index, topic) for index, topic in enumerate(ordered, 1))
     heading = "Choose exclude for a topic to leave it out of test generation (proposed: keep every topic)."
-    return StepReview("topic-modeling", heading, fields, per_form, "topics")
+    return StepReview(Step.TOPIC_MODELING, heading, fields, per_form, "topics")
 
 
 def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = PER_FORM) -> StepReview:
@@ -298,7 +299,7 @@ def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = P
 
     fields = tuple(field(index, case) for index, case in enumerate(sorted(cases, key=rank), 1))
     heading = "Choose exclude to drop a case before evaluation (proposed: exclude the flagged outliers)."
-    return StepReview("test-validation", heading, fields, per_form, "cases")
+    return StepReview(Step.TEST_VALIDATION, heading, fields, per_form, "cases")
 
 
 def calibration_review(items: Sequence[ReviewItem], min_labels: int, per_form: int = PER_FORM) -> StepReview:
@@ -328,7 +329,7 @@ def calibration_review(items: Sequence[ReviewItem], min_labels: int, per_form: i
         f"A metric's threshold is refitted once it has {min_labels} labels with passes and fails among them "
         f"({len(by_metric)} metrics sampled)."
     )
-    return StepReview("calibration", heading, fields, per_form, "answers")
+    return StepReview(Step.CALIBRATION, heading, fields, per_form, "answers")
 
 
 def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepReview:
@@ -346,7 +347,7 @@ def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepR
 
     fields = tuple(field(index, cluster) for index, cluster in enumerate(ordered, 1))
     heading = "Name the weakness each cluster of failures shows (proposed: its top keywords)."
-    return StepReview("failure-clustering", heading, fields, per_form, "clusters")
+    return StepReview(Step.FAILURE_CLUSTERING, heading, fields, per_form, "clusters")
 
 
 def proposed_name(cluster: Any) -> str:

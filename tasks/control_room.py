@@ -199,7 +199,7 @@ def progress_part(start: float, end: float) -> Iterator[None]:
 
 
 def step_progress(step: str | None = None) -> StepProgress:
-    """The progress callback of a long step (``model_topics(..., progress=step_progress("topic-modeling"))``),
+    """The progress callback of a long step (``model_topics(..., progress=step_progress(Step.TOPIC_MODELING))``),
     also usable as ``with step_progress(step) as progress:`` to end at 100% when the step finishes. Without
     ``step``, the step the flow is in (``tasks.timing.step_scope``); over the part the flow gave
     (:func:`progress_part`), the whole bar by default."""

@@ -30,6 +30,7 @@ from assay.models.mrm import (
     WeaknessReport,
     WorkflowSummary,
 )
+from assay.models.steps import Step
 from assay.models.thresholds import ThresholdBook
 from assay.models.workflow import TestGenerationParameters, TestValidationParameters, TopicModelingParameters
 from assay.storage.factory import open_artifact_store
@@ -58,17 +59,17 @@ def load_chunks(corpus: str | None, chunk_words: int, corpus_fingerprint: str) -
         return chunk_corpus(load_corpus(folder), chunk_words)
 
 
-@resumable("topic-modeling")
+@resumable(Step.TOPIC_MODELING)
 def topics(chunks: list[Chunk], parameters: TopicModelingParameters, seed: int) -> TopicModel:
     from assay.mrm.topics import default_grid, model_topics
 
     overrides = parameters.overrides()
     grid = [{**config, **overrides} for config in default_grid(len(chunks))] if overrides else None
-    with library_time(), step_progress("topic-modeling") as progress:
+    with library_time(), step_progress(Step.TOPIC_MODELING) as progress:
         return model_topics(chunks, configured_embedder(), grid=grid, seed=seed, progress=progress)
 
 
-@resumable("test-generation")
+@resumable(Step.TEST_GENERATION)
 def generate(
     topic_model: TopicModel,
     chunks: list[Chunk],
@@ -93,11 +94,11 @@ def generate(
         )
 
 
-@resumable("test-validation")
+@resumable(Step.TEST_VALIDATION)
 def validate(suite: TestSuite, chunks: list[Chunk], parameters: TestValidationParameters) -> SuiteValidation:
     from assay.mrm.validation import validate_suite
 
-    with library_time(), step_progress("test-validation") as progress:
+    with library_time(), step_progress(Step.TEST_VALIDATION) as progress:
         return validate_suite(
             suite,
             {chunk.ref: chunk for chunk in chunks},
@@ -143,7 +144,7 @@ def threshold_book(results: list[EvaluationResult], calibration: Calibration, re
         return build(results, calibration, reviewer)
 
 
-@resumable("failure-clustering")
+@resumable(Step.FAILURE_CLUSTERING)
 def clusters(lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook, seed: int) -> FailureClusters:
     from assay.mrm.clustering import cluster_failures
 
@@ -151,7 +152,7 @@ def clusters(lab: TestLab, results: list[EvaluationResult], thresholds: Threshol
         return cluster_failures(lab, results, configured_embedder(), thresholds=thresholds.in_force(), seed=seed)
 
 
-@resumable("weakness-detection")
+@resumable(Step.WEAKNESS_DETECTION)
 def weaknesses(lab: TestLab, results: list[EvaluationResult], thresholds: ThresholdBook) -> WeaknessReport:
     from assay.mrm.weaknesses import detect_weaknesses
 

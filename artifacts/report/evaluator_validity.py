@@ -18,6 +18,7 @@ from assay.artifacts.report.mrm_steps import load, missing, who
 from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.models.mrm import Calibration, Decision
+from assay.models.steps import Step
 from assay.validity.figures import NOT_MEASURED, published_figure, reviewer_by
 from assay.validity.published import PublishedFigure, published_metrics
 
@@ -69,7 +70,7 @@ def mrm_validity(run: RunDocuments, taken: dict[str, Decision], lookup: Publishe
     published = published_part(((key, key, list(dict.fromkeys(keys))) for key, keys in metrics.items()), lookup)
     if fitted is None:
         return {"reviewer": missing(problem), "published": published}
-    decision = who(taken.get("calibration"))
+    decision = who(taken.get(Step.CALIBRATION))
     person = fitted.decided_by == "person"
     rows = [
         {

@@ -12,9 +12,10 @@ from assay.artifacts.report.run_documents import RunDocuments
 from pydantic import ValidationError
 
 from assay.models.mrm import Decision, FailureClusters, RobustnessReport, WeaknessReport
+from assay.models.steps import Step
 from assay.models.thresholds import ThresholdBook
 
-ROBUSTNESS_STEPS = {"input_variations": "robustness-input-variations", "adversarial": "robustness-adversarial"}
+ROBUSTNESS_STEPS = {"input_variations": Step.ROBUSTNESS_INPUT_VARIATIONS, "adversarial": Step.ROBUSTNESS_ADVERSARIAL}
 ARTIFACTS = ("artifacts/corpus_patch.md", "artifacts/system_prompt_extension.md", "artifacts/guardrails.json")
 EXAMPLES = 12
 WEAKEST_CELLS = 10
@@ -24,7 +25,7 @@ def clusters(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
     found, problem = load(run, "failure-clustering/clusters.json", FailureClusters)
     if found is None:
         return missing(problem)
-    named_by = who(taken.get("failure-clustering"))["who"]
+    named_by = who(taken.get(Step.FAILURE_CLUSTERING))["who"]
     return {
         "available": True,
         "failures": found.failures,

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from assay.models import TestSuite
 from assay.models.mrm import Calibration, Decision, SuiteValidation, TopicModel, WorkflowSummary
-from assay.models.steps import Step, step_title
+from assay.models.steps import DECIDED_STEPS, Step, step_title
 from assay.models.thresholds import NO_REVIEWER, ThresholdBook
 
 Model = TypeVar("Model", bound=BaseModel)
@@ -136,7 +136,7 @@ def overview(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
                 "decision": _decision_counts(taken.get(step)),
                 "record": _artifact_of(record, step),
             }
-            for step in ("topic-modeling", "test-validation", "calibration", "failure-clustering")
+            for step in DECIDED_STEPS
         ],
     }
 
@@ -160,7 +160,7 @@ def topics(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
     model, problem = load(run, "topic-modeling/topics.json", TopicModel)
     if model is None:
         return missing(problem)
-    decision = taken.get("topic-modeling")
+    decision = taken.get(Step.TOPIC_MODELING)
     excluded = set(decision.decision.get("excluded_topic_ids", [])) if decision else set()
     by = who(decision)["who"]
     return {
@@ -191,7 +191,7 @@ def generated_cases(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, 
         return missing(problem)
     validation, validation_problem = load(run, "test-validation/validation.json", SuiteValidation)
     checks = {case.test_case_key: case for case in validation.cases} if validation else {}
-    decision = taken.get("test-validation")
+    decision = taken.get(Step.TEST_VALIDATION)
     excluded = set(decision.decision.get("excluded_case_keys", [])) if decision else set()
     by = who(decision)["who"]
     cases = []
@@ -299,7 +299,7 @@ def calibration(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]
         "decided_by": decided_by,
         "reviewer": reviewer,
         "reviewers": list(fitted.reviewers) if fitted else [],
-        "decision": who(taken.get("calibration")),
+        "decision": who(taken.get(Step.CALIBRATION)),
         "statement": statement,
         "rounds": fitted.rounds if fitted else None,
         "labels": sum(item.labels for item in fitted.metrics) if fitted else 0,

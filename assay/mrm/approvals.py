@@ -18,7 +18,7 @@ from pydantic import Field, PrivateAttr, ValidationError, field_validator
 from assay.models.artifacts import ArtifactManifest, Producer
 from assay.models.base import DomainModel
 from assay.models.mrm import Decision, ReviewRecord
-from assay.models.steps import DECIDED_STEPS
+from assay.models.steps import DECIDED_STEPS, Step
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.errors import ArtifactNotFoundError, ObjectNotFoundError
 from assay.storage.run_artifacts import DECISIONS_FLOW, decision_artifact_name
@@ -55,10 +55,10 @@ class WeaknessDecision(DomainModel):
 
 
 DECISION_MODELS: dict[str, type[DomainModel]] = {
-    "topic-modeling": TopicDecision,
-    "test-validation": CaseDecision,
-    "calibration": CalibrationDecision,
-    "failure-clustering": WeaknessDecision,
+    Step.TOPIC_MODELING: TopicDecision,
+    Step.TEST_VALIDATION: CaseDecision,
+    Step.CALIBRATION: CalibrationDecision,
+    Step.FAILURE_CLUSTERING: WeaknessDecision,
 }
 
 
@@ -68,10 +68,10 @@ class ApprovalsFile(DomainModel):
 
     reviewer: str = ""
 
-    topic_modeling: TopicDecision | None = Field(default=None, alias="topic-modeling")
-    test_validation: CaseDecision | None = Field(default=None, alias="test-validation")
-    calibration: CalibrationDecision | None = None
-    failure_clustering: WeaknessDecision | None = Field(default=None, alias="failure-clustering")
+    topic_modeling: TopicDecision | None = Field(default=None, alias=Step.TOPIC_MODELING)
+    test_validation: CaseDecision | None = Field(default=None, alias=Step.TEST_VALIDATION)
+    calibration: CalibrationDecision | None = Field(default=None, alias=Step.CALIBRATION)
+    failure_clustering: WeaknessDecision | None = Field(default=None, alias=Step.FAILURE_CLUSTERING)
     _path: str = PrivateAttr(default="the approvals file")
 
     @field_validator("reviewer")
@@ -105,10 +105,10 @@ class DecisionError(ValueError):
 
 
 DECISION_FIELDS = {
-    "topic-modeling": ("excluded_topic_ids", "topic id"),
-    "test-validation": ("excluded_case_keys", "test case key"),
-    "calibration": ("passed_item_ids", "review item id"),
-    "failure-clustering": ("names", "cluster id"),
+    Step.TOPIC_MODELING: ("excluded_topic_ids", "topic id"),
+    Step.TEST_VALIDATION: ("excluded_case_keys", "test case key"),
+    Step.CALIBRATION: ("passed_item_ids", "review item id"),
+    Step.FAILURE_CLUSTERING: ("names", "cluster id"),
 }
 
 
@@ -116,7 +116,10 @@ def check_decision(step: str, decision: Mapping[str, Any], offered: Collection[s
     """Raise ``DecisionError`` naming the field and the unknown values when ``decision`` refers to anything
     the step did not offer (``offered``: the ids, keys or names shown to the reviewer, as strings), or gives
     a cluster a blank name (see ``WeaknessDecision``)."""
-    fields = {"calibration": ["passed_item_ids", "failed_item_ids"], "failure-clustering": ["names", "kept_proposed"]}
+    fields = {
+        Step.CALIBRATION: ["passed_item_ids", "failed_item_ids"],
+        Step.FAILURE_CLUSTERING: ["names", "kept_proposed"],
+    }
     what = DECISION_FIELDS[step][1]
     known = set(offered)
     for name in fields.get(step, [DECISION_FIELDS[step][0]]):
@@ -125,7 +128,7 @@ def check_decision(step: str, decision: Mapping[str, Any], offered: Collection[s
         if unknown:
             listed = ", ".join(repr(value) for value in unknown[:5])
             raise DecisionError(f"{name}: unknown {what}(s) {listed}; the step offered {len(known)} ({_sample(known)})")
-    if step == "calibration":
+    if step == Step.CALIBRATION:
         both = set(decision.get("passed_item_ids") or []) & set(decision.get("failed_item_ids") or [])
         if both:
             raise DecisionError(f"passed_item_ids and failed_item_ids both list {sorted(both)[:3]}")

@@ -23,6 +23,7 @@ from typing import Any
 from assay.formats.errors import FormatError, json_path, validate
 from assay.models import TestLab, TestLabRow
 from assay.models.mrm import ReviewLabel
+from assay.models.steps import Step
 from assay.validity.labels import LabelledRow, LabelledSet, file_sha256, label_error, parse_label
 
 LABEL_PREFIX = "label:"
@@ -105,10 +106,10 @@ def from_approvals(path: Path, lab: Path | None) -> LabelledSet:
     approvals = load_approvals(path)
     chosen = approvals.calibration
     if chosen is None or not (chosen.passed_item_ids or chosen.failed_item_ids):
-        raise FormatError(path, "calibration", "no passed_item_ids or failed_item_ids to read labels from")
+        raise FormatError(path, Step.CALIBRATION, "no passed_item_ids or failed_item_ids to read labels from")
     reviewer = approvals.reviewer or f"approvals file {path.name}"
     verdicts = [
-        (json_path("calibration", field, index), item, passes, reviewer)
+        (json_path(Step.CALIBRATION, field, index), item, passes, reviewer)
         for field, ids, passes in (
             ("passed_item_ids", chosen.passed_item_ids, True),
             ("failed_item_ids", chosen.failed_item_ids, False),

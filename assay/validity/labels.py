@@ -22,6 +22,7 @@ from typing import Any
 from assay.formats.errors import FormatError, at_cell, load_json, load_records, preview, read_bytes
 from assay.jsonio import strict_loads
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from assay.models.steps import Step
 
 FLAT_MODEL = ModelHost(key="labelled", type="testlab", name="Labelled answers")
 """The one "model" whose answers a flat file holds."""
@@ -97,7 +98,7 @@ def load_labelled_set(path: Path, *, lab: Path | None = None) -> LabelledSet:
     data = load_json(path)
     if isinstance(data, list) and data and isinstance(data[0], dict) and "item_id" in data[0]:
         return lab_labels.from_review_labels(path, data, lab)
-    if isinstance(data, dict) and "calibration" in data:
+    if isinstance(data, dict) and Step.CALIBRATION in data:
         return lab_labels.from_approvals(path, lab)
     if isinstance(data, list) or (isinstance(data, dict) and "records" in data):
         return _flat_set(path, "json", _json_records(path, lines=False))
