@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
 from assay.evaluators._leakage import LeakageNames, leakage_metrics
-from assay.evaluators.base import CaseContext, Scored
+from assay.evaluators.base import CaseContext, Scored, verdict_metrics
 
-from assay.models.evaluation import EvaluatorSpec
+from assay.models.evaluation import CaseInput, Domain, EvaluatorSpec, MetricMeta, Task
 
 
 @dataclass
@@ -46,17 +46,62 @@ def fairness_judge_spec(
 ) -> EvaluatorSpec:
     """The spec of a fairness judge (sexism, stereotypes): what differs is its row of arguments; the domain,
     compliance, inputs and the five boolean-judge metrics are the same for all."""
-    return EvaluatorSpec(
-        id=id,
-        display_name=display_name,
-        description=description,
+    return judged_spec(
+        id,
+        display_name,
+        description,
+        leakage_metrics(names),
+        keywords,
         domain="fairness",
-        problem_type="fairness",
-        compliance=["NIST: Fair", "EU AI Act: Non-discrimination", "SR 11-7: Outcomes Analysis"],
         required_inputs=["actual_output"],
-        needs=["llm"],
-        metrics=leakage_metrics(names),
-        keywords=list(keywords),
+        compliance=["NIST: Fair", "EU AI Act: Non-discrimination", "SR 11-7: Outcomes Analysis"],
+        problem_type="fairness",
+    )
+
+
+def binary_judge_metrics(names: Sequence[str], check: str) -> list[MetricMeta]:
+    """The manual's five metrics of a binary judge (pass, fail, retrieval, generation and parse failures),
+    with their display ``names`` in that order; ``check`` names what is checked, for the descriptions."""
+    passes, failures, retrieval, generation, parsing = names
+    return verdict_metrics(
+        [
+            ("model_passes", passes, f"Share of actual answers that pass {check}."),
+            ("model_failures", failures, f"Share of actual answers that fail {check}."),
+            ("model_retrieval_failures", retrieval, f"Share of RAG retrieved contexts that fail {check}."),
+            (
+                "model_generation_failures",
+                generation,
+                f"Share of answers generated from the retrieved context that fail {check} (equal to the failures).",
+            ),
+            ("model_parse_failures", parsing, f"Share of cases whose judge reply could not be parsed for {check}."),
+        ]
+    )
+
+
+def binary_judge_spec(
+    id: str,
+    display_name: str,
+    description: str,
+    names: Sequence[str],
+    check: str,
+    keywords: Sequence[str],
+    *,
+    domain: Domain,
+    required_inputs: Sequence[CaseInput],
+    tasks: Sequence[Task] = (),
+) -> EvaluatorSpec:
+    """The spec of a judge of one pass/fail check (the user's own prompt, a good summary): what differs is its
+    row of arguments; the judges' compliance and need (``judged_spec``) and the five metrics
+    (``binary_judge_metrics`` of ``names`` and ``check``) are the same for all."""
+    return judged_spec(
+        id,
+        display_name,
+        description,
+        binary_judge_metrics(names, check),
+        keywords,
+        domain=domain,
+        tasks=tasks,
+        required_inputs=required_inputs,
     )
 
 

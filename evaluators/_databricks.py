@@ -222,6 +222,12 @@ def assessment_name_parameter(default: str, scope: str) -> Any:
     )
 
 
+def prompt_parameter(default: str, description: str) -> Any:
+    """A custom judge's ``prompt`` parameter: the assessment, a yes/no question; ``description`` says which
+    variables it may (and must) use. It becomes the judge template when the evaluator is built."""
+    return field(default=default, metadata={"description": description})
+
+
 class CustomPromptJudge:
     """What both custom judges share: the user's ``prompt`` becomes a template once, when the evaluator is built
     (a bad prompt fails there, naming the parameter), its columns are named after ``assessment_name``, and each

@@ -7,8 +7,9 @@ the scanned text is whatever the model produced.
 """
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import regex
 
@@ -90,6 +91,15 @@ def select_detectors(suite: tuple[Detector, ...], kinds: str) -> tuple[Detector,
 def kinds_of(suite: Sequence[Detector]) -> tuple[str, ...]:
     """The distinct kinds of a suite in declaration order (several detectors may share one kind)."""
     return tuple(dict.fromkeys(detector.kind for detector in suite))
+
+
+def kinds_parameter(suite: Sequence[Detector], kinds: str = "kinds") -> Any:
+    """A detecting evaluator's parameter naming the kinds to detect, comma-separated: by default all of the
+    suite's, each described from the suite (``describe``); ``kinds`` is what the description calls them."""
+    return field(
+        default=",".join(kinds_of(suite)),
+        metadata={"description": f"Comma-separated {kinds} to detect: {describe(suite)}."},
+    )
 
 
 def mask(value: str) -> str:

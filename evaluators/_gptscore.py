@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed, judged_spec
 from assay.evaluators.base import CaseContext, Scored, golden_pair
 
 from assay.judges.templates import template
@@ -104,18 +104,16 @@ def gptscore_spec(
     tasks: Sequence[Task] = (),
 ) -> EvaluatorSpec:
     """One GPTScore evaluator's spec: what differs between the four is its row of arguments; compliance, the
-    judge need and the metrics (one per aspect, from ``gptscore_metrics``) are the same for all."""
-    return EvaluatorSpec(
-        id=id,
-        display_name=display_name,
-        description=description,
+    judge need (``judged_spec``) and the metrics (one per aspect, from ``gptscore_metrics``) are the same for all."""
+    return judged_spec(
+        id,
+        display_name,
+        description,
+        gptscore_metrics(aspects),
+        keywords,
         domain=domain,
-        tasks=list(tasks),
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=list(required_inputs),
-        needs=["llm"],
-        metrics=gptscore_metrics(aspects),
-        keywords=list(keywords),
+        tasks=tasks,
+        required_inputs=required_inputs,
     )
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
 
 from assay.judges import NOT_CONFIGURED
-from assay.models.evaluation import CaseInput, EvaluatorSpec, MetricMeta, ModelType
+from assay.models.evaluation import CaseInput, Domain, EvaluatorSpec, MetricMeta, ModelType, Need, Task
 from assay.models.judges import JudgeAccount, JudgeCall, JudgeRunOptions, JudgeSummary
 
 if TYPE_CHECKING:
@@ -75,6 +75,39 @@ JUDGED_INPUTS: dict[str, dict[str, Any]] = {
 """What a judge of the actual answer or of the retrieved context (``judge_spec``'s ``judged``) is filed under."""
 
 
+def judged_spec(
+    id: str,
+    display_name: str,
+    description: str,
+    metrics: list[MetricMeta],
+    keywords: Sequence[str],
+    *,
+    domain: Domain,
+    required_inputs: Sequence[CaseInput],
+    tasks: Sequence[Task] = (),
+    compliance: Sequence[str] = JUDGE_COMPLIANCE,
+    model_types: Sequence[ModelType] | None = None,
+    problem_type: str | None = None,
+    also_needs: Sequence[Need] = (),
+) -> EvaluatorSpec:
+    """The spec of an evaluator that asks the LLM judge: what differs is its row of arguments; the judge need
+    (then ``also_needs``, e.g. embeddings) is the same for all, the compliance the judges' unless given."""
+    return EvaluatorSpec(
+        id=id,
+        display_name=display_name,
+        description=description,
+        domain=domain,
+        **({"model_types": list(model_types)} if model_types is not None else {}),
+        tasks=list(tasks),
+        compliance=list(compliance),
+        required_inputs=list(required_inputs),
+        needs=["llm", *also_needs],
+        metrics=metrics,
+        keywords=list(keywords),
+        problem_type=problem_type,
+    )
+
+
 def judge_spec(
     id: str,
     display_name: str,
@@ -92,19 +125,17 @@ def judge_spec(
     between such judges is its row of arguments; the judge need is the same for all. The required inputs are
     the question, ``also_reads`` (e.g. the expected answer) and the judged text; ``model_types`` overrides the
     judged text's (a judge of the answer against the retrieved context is for RAG only)."""
-    filed_under = dict(JUDGED_INPUTS[judged])
-    if model_types is not None:
-        filed_under["model_types"] = list(model_types)
-    return EvaluatorSpec(
-        id=id,
-        display_name=display_name,
-        description=description,
-        **filed_under,
-        compliance=list(compliance),
+    filed_under = JUDGED_INPUTS[judged]
+    return judged_spec(
+        id,
+        display_name,
+        description,
+        metrics,
+        keywords,
+        domain=filed_under["domain"],
         required_inputs=["question", *also_reads, judged],
-        needs=["llm"],
-        metrics=metrics,
-        keywords=list(keywords),
+        compliance=compliance,
+        model_types=filed_under["model_types"] if model_types is None else model_types,
         problem_type=problem_type,
     )
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.evaluators._detectors import DetectorTimeout, Finding, mask
-from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.base import CaseContext, Scored, Unscored, verdict_metrics
 from assay.evaluators.conditions import ConditionError
 
 from assay.models import RetrievedChunk
-from assay.models.evaluation import MetricMeta
+from assay.models.evaluation import EvaluatorSpec, MetricMeta, Need
 
 MAX_LISTED = 20
 
@@ -57,17 +57,35 @@ def leakage_metrics(names: LeakageNames) -> list[MetricMeta]:
                 "Share of cases that could not be checked (a condition or a scan that failed).",
             )
         )
-    return [
-        MetricMeta(
-            key=key,
-            display_name=display_name,
-            description=description,
-            higher_is_better=key == "model_passes",
-            threshold=0.5,
-            is_primary=key == "model_passes",
-        )
-        for key, display_name, description in rows
-    ]
+    return verdict_metrics(rows)
+
+
+def leakage_spec(
+    id: str,
+    display_name: str,
+    description: str,
+    names: LeakageNames,
+    keywords: Sequence[str],
+    *,
+    compliance: Sequence[str],
+    problem_type: str | None = None,
+    needs: Sequence[Need] = (),
+) -> EvaluatorSpec:
+    """The spec of a privacy leakage evaluator (PII, sensitive data, encoded data, contact information): what
+    differs is its row of arguments; the domain, the one required input (the actual answer) and the leakage
+    metrics are the same for all."""
+    return EvaluatorSpec(
+        id=id,
+        display_name=display_name,
+        description=description,
+        domain="privacy",
+        problem_type=problem_type,
+        compliance=list(compliance),
+        required_inputs=["actual_output"],
+        needs=list(needs),
+        metrics=leakage_metrics(names),
+        keywords=list(keywords),
+    )
 
 
 def finding_detail(finding: Finding) -> dict[str, Any]:

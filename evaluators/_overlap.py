@@ -1,19 +1,51 @@
 """Word overlap between an answer and its context: the one-line baselines every groundedness score must beat,
-and lexical signals of the learned groundedness model.
+and lexical signals of the learned groundedness model; also the spec shared by the n-gram overlap scores of an
+answer against the expected answer (BLEU, ROUGE).
 
 Tokens are lower-cased runs of letters or digits, so "3.25%" gives "3" and "25" and "don't" gives "don" and
 "t": crude on purpose, because the baselines quoted beside our figures (shared/validity/README.md) are the
 plain "share of the answer's words that occur in the context"."""
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import Any
 
 import regex
 from assay.evaluators._grounding import STOPWORDS
+from assay.evaluators.base import golden_pair
+
+from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 _TOKEN = regex.compile(r"[\p{L}\p{N}]+")
 
+
+
+def reference_overlap_spec(
+    id: str, display_name: str, description: str, metrics: list[MetricMeta], keywords: Sequence[str]
+) -> EvaluatorSpec:
+    """The spec of an n-gram overlap score of the actual answer against the expected answer (BLEU, ROUGE): what
+    differs is its row of arguments; the domain, compliance and inputs are the same for all."""
+    return EvaluatorSpec(
+        id=id,
+        display_name=display_name,
+        description=description,
+        domain="summarization",
+        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
+        required_inputs=["expected_output", "actual_output"],
+        metrics=metrics,
+        keywords=list(keywords),
+    )
+
+
+def reference_overlap_golden(good_answer: str) -> dict[str, dict[str, Any]]:
+    """The golden cases of an n-gram overlap score (BLEU, ROUGE): ``good_answer`` against one expected answer
+    about the savings rate, and an off-topic answer that shares no n-gram with it."""
+    return golden_pair(
+        good_answer,
+        "Our branches open at 9am on Saturdays.",
+        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
+    )
 
 @lru_cache(maxsize=16384)
 def tokens(text: str) -> tuple[str, ...]:

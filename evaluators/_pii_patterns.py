@@ -6,7 +6,7 @@ years, amounts and version strings are not reported as personal data.
 """
 
 import regex
-from assay.evaluators._detectors import Detector, kinds_of
+from assay.evaluators._detectors import Detector
 
 # Issuer prefixes (inclusive numeric ranges over the leading digits) and the lengths each brand issues.
 _CARD_BRANDS: tuple[tuple[tuple[tuple[int, int], ...], tuple[int, ...]], ...] = (
@@ -170,5 +170,3 @@ PII_DETECTORS: tuple[Detector, ...] = (
         _valid_iban,
     ),
 )
-
-PII_KINDS = kinds_of(PII_DETECTORS)

@@ -10,7 +10,7 @@ import binascii
 import json
 
 import regex
-from assay.evaluators._detectors import Detector, kinds_of
+from assay.evaluators._detectors import Detector
 
 _PLACEHOLDER_WORDS = {
     "null", "none", "nil", "true", "false", "required", "optional", "empty", "hidden", "redacted", "masked",
@@ -162,5 +162,3 @@ SENSITIVE_DETECTORS: tuple[Detector, ...] = (
         "value",
     ),
 )
-
-SENSITIVE_KINDS = kinds_of(SENSITIVE_DETECTORS)

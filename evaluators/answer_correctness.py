@@ -11,30 +11,24 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from assay.evaluators import _ragas
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
 from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import MetricMeta
 
 
 @register
 @dataclass
 class AnswerCorrectness(JudgedEvaluator):
-    spec = EvaluatorSpec(
-        id="answer_correctness",
-        display_name="Answer Correctness (Judge)",
-        description=(
-            "Accuracy of the actual answer against the expected answer: a weighted mean of factuality (F1 of "
-            "the statements the LLM judge finds in both answers, in the actual answer only and in the expected "
-            "answer only) and semantic similarity (embedding cosine of the two answers); default weights 0.75 "
-            "and 0.25."
-        ),
-        domain="generation",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["expected_output", "actual_output"],
-        needs=["llm", "embeddings"],
-        metrics=[
+    spec = judged_spec(
+        "answer_correctness",
+        "Answer Correctness (Judge)",
+        "Accuracy of the actual answer against the expected answer: a weighted mean of factuality (F1 of "
+        "the statements the LLM judge finds in both answers, in the actual answer only and in the expected "
+        "answer only) and semantic similarity (embedding cosine of the two answers); default weights 0.75 "
+        "and 0.25.",
+        [
             score_metric(
                 "answer_correctness",
                 "Answer correctness",
@@ -56,6 +50,9 @@ class AnswerCorrectness(JudgedEvaluator):
             ),
         ],
         keywords=["correctness", "ground truth", "f1", "embeddings", "llm-judge", "ragas"],
+        domain="generation",
+        required_inputs=["expected_output", "actual_output"],
+        also_needs=["embeddings"],
     )
     golden = golden_pair(
         "On balances from £10,000 to £49,999 the Easy Access Saver pays 3.25% AER.",

@@ -10,11 +10,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from assay.evaluators import _ragas
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
 from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 ANSWER_RELEVANCY_METRIC = score_metric(
     "answer_relevancy",
@@ -28,20 +26,17 @@ ANSWER_RELEVANCY_METRIC = score_metric(
 @register
 @dataclass
 class AnswerRelevancyLLM(JudgedEvaluator):
-    spec = EvaluatorSpec(
-        id="answer_relevancy_llm",
-        display_name="Answer Relevancy (Judge)",
-        description=(
-            "How pertinent the actual answer is to the question: the LLM judge generates the questions the "
-            "answer responds to, and the score is their mean embedding cosine with the original question; a "
-            "noncommittal answer scores 0."
-        ),
-        domain="generation",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["question", "actual_output"],
-        needs=["llm", "embeddings"],
-        metrics=[ANSWER_RELEVANCY_METRIC],
+    spec = judged_spec(
+        "answer_relevancy_llm",
+        "Answer Relevancy (Judge)",
+        "How pertinent the actual answer is to the question: the LLM judge generates the questions the "
+        "answer responds to, and the score is their mean embedding cosine with the original question; a "
+        "noncommittal answer scores 0.",
+        [ANSWER_RELEVANCY_METRIC],
         keywords=["relevancy", "question generation", "embeddings", "llm-judge", "ragas"],
+        domain="generation",
+        required_inputs=["question", "actual_output"],
+        also_needs=["embeddings"],
     )
     golden = golden_pair(
         "The Easy Access Saver pays an interest rate of 3.25% AER.",

@@ -195,6 +195,23 @@ def failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
     )
 
 
+def verdict_metrics(rows: Sequence[tuple[str, str, str]]) -> list[MetricMeta]:
+    """The metrics of a per-case pass/fail verdict, from (key, display name, description) rows: shares of cases
+    with threshold 0.5, where ``model_passes`` is the primary metric and the only one where higher is better
+    (the others, ``model_failures`` and the like, count failures of one kind)."""
+    return [
+        MetricMeta(
+            key=key,
+            display_name=display_name,
+            description=description,
+            higher_is_better=key == "model_passes",
+            threshold=0.5,
+            is_primary=key == "model_passes",
+        )
+        for key, display_name, description in rows
+    ]
+
+
 def golden_pair(good_answer: str, bad_answer: str, **shared: Any) -> dict[str, dict[str, Any]]:
     """An evaluator's ``golden`` cases (see ``Evaluator``) where they differ only in the actual answer:
     ``shared`` holds the other ``CaseContext.build`` fields, the same in both (each case gets its own copy)."""

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric
+from assay.evaluators._overlap import reference_overlap_golden, reference_overlap_spec
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
+from assay.models.evaluation import CaseScores, MetricMeta
 
 ORDERS = (1, 2, 3, 4)
 # Tokenizers that need no extra package or download (spm/flores fetch a model, mecab needs a dictionary).
@@ -55,26 +56,17 @@ def _unit(score: float) -> float:
 @register
 @dataclass
 class Bleu(Evaluator):
-    spec = EvaluatorSpec(
-        id="bleu",
-        display_name="BLEU",
-        description=(
-            "n-gram overlap of the actual answer with the expected answer (ground truth): BLEU-1 to BLEU-4, "
-            "each the cumulative sentence BLEU up to that n-gram order computed with sacrebleu and scaled to "
-            "[0, 1]. Run-level details add the corpus BLEU of each model's answers."
-        ),
-        domain="summarization",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["expected_output", "actual_output"],
-        metrics=[_bleu_metric(order) for order in ORDERS],
+    spec = reference_overlap_spec(
+        "bleu",
+        "BLEU",
+        "n-gram overlap of the actual answer with the expected answer (ground truth): BLEU-1 to BLEU-4, "
+        "each the cumulative sentence BLEU up to that n-gram order computed with sacrebleu and scaled to "
+        "[0, 1]. Run-level details add the corpus BLEU of each model's answers.",
+        [_bleu_metric(order) for order in ORDERS],
         keywords=["bleu", "n-gram", "ground-truth", "summarization", "translation"],
     )
 
-    golden = golden_pair(
-        "The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-        "Our branches open at 9am on Saturdays.",
-        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-    )
+    golden = reference_overlap_golden("The Easy Access Saver pays 3.25% AER on balances from £10,000.")
 
     tokenize: str = field(
         default="13a",

@@ -11,18 +11,15 @@ retrieved chunk is also judged in the answer's place (the manual's retrieval fai
 
 import asyncio
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import jinja2
 import jinja2.meta
-from assay.evaluators._binary_judge import binary_scores, retrieval_verdict
+from assay.evaluators._binary_judge import binary_judge_spec, binary_scores, retrieval_verdict
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator
 from assay.evaluators.base import CaseContext, Scored, golden_pair
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 if TYPE_CHECKING:
     from assay.judges.templates import JudgeTemplate
@@ -57,31 +54,6 @@ _SCHEMA = {
     "additionalProperties": False,
     "properties": {"rationale": {"type": "string"}, "passed": {"type": "boolean"}},
 }
-
-
-def binary_judge_metrics(names: Sequence[str], check: str) -> list[MetricMeta]:
-    """The manual's five metrics of a binary judge (pass, fail, retrieval, generation and parse failures),
-    with their display ``names`` in that order; ``check`` names what is checked, for the descriptions."""
-    passes, failures, retrieval, generation, parsing = names
-    described = [
-        (passes, "model_passes", f"Share of actual answers that pass {check}.", True),
-        (failures, "model_failures", f"Share of actual answers that fail {check}.", False),
-        (retrieval, "model_retrieval_failures", f"Share of RAG retrieved contexts that fail {check}.", False),
-        (generation, "model_generation_failures",
-         f"Share of answers generated from the retrieved context that fail {check} (equal to the failures).", False),
-        (parsing, "model_parse_failures", f"Share of cases whose judge reply could not be parsed for {check}.", False),
-    ]  # fmt: skip
-    return [
-        MetricMeta(
-            key=key,
-            display_name=name,
-            description=description,
-            higher_is_better=higher,
-            threshold=0.5,
-            is_primary=key == "model_passes",
-        )
-        for name, key, description, higher in described
-    ]
 
 
 def prompt_template(prompt: str) -> "JudgeTemplate":
@@ -120,30 +92,24 @@ def prompt_template(prompt: str) -> "JudgeTemplate":
 @register
 @dataclass
 class BringYourOwnPrompt(JudgedEvaluator):
-    spec = EvaluatorSpec(
-        id="byop",
-        display_name="BYOP: Bring your own prompt",
-        description=(
-            "Sends the user's own prompt (which may use the question, expected answer, retrieved context and "
-            "actual answer) to the LLM judge for every case; the judge decides true (pass) or false (fail). "
-            "Models are compared on the share of cases that pass. The prompt's hash is recorded as the template "
-            "version in every case's evidence."
+    spec = binary_judge_spec(
+        "byop",
+        "BYOP: Bring your own prompt",
+        "Sends the user's own prompt (which may use the question, expected answer, retrieved context and "
+        "actual answer) to the LLM judge for every case; the judge decides true (pass) or false (fail). "
+        "Models are compared on the share of cases that pass. The prompt's hash is recorded as the template "
+        "version in every case's evidence.",
+        (
+            "Model passes",
+            "Model failures",
+            "Model retrieval failures",
+            "Model generation failures",
+            "Model parse failures",
         ),
-        domain="generation",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["actual_output"],
-        needs=["llm"],
-        metrics=binary_judge_metrics(
-            (
-                "Model passes",
-                "Model failures",
-                "Model retrieval failures",
-                "Model generation failures",
-                "Model parse failures",
-            ),
-            "the evaluator check",
-        ),
+        "the evaluator check",
         keywords=["byop", "custom prompt", "llm-judge", "binary"],
+        domain="generation",
+        required_inputs=["actual_output"],
     )
     golden = golden_pair(
         "The daily ATM withdrawal limit is 500 dollars per card.",

@@ -8,11 +8,9 @@ answer is not read.
 from dataclasses import dataclass
 
 from assay.evaluators import _ragas
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
 from assay.evaluators.base import CaseContext, Scored, score_metric
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 CONTEXT_RECALL_METRIC = score_metric(
     "context_recall",
@@ -26,21 +24,17 @@ CONTEXT_RECALL_METRIC = score_metric(
 @register
 @dataclass
 class ContextRecall(JudgedEvaluator):
-    spec = EvaluatorSpec(
-        id="context_recall",
-        display_name="Context Recall (Judge)",
-        description=(
-            "The alignment of the retrieved context with the expected answer: the LLM judge checks whether each "
-            "statement of the expected answer can be attributed to the context; the score is the attributed "
-            "share."
-        ),
+    spec = judged_spec(
+        "context_recall",
+        "Context Recall (Judge)",
+        "The alignment of the retrieved context with the expected answer: the LLM judge checks whether each "
+        "statement of the expected answer can be attributed to the context; the score is the attributed "
+        "share.",
+        [CONTEXT_RECALL_METRIC],
+        keywords=["rag", "retrieval", "recall", "ground truth", "llm-judge", "ragas"],
         domain="retrieval",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         model_types=["rag"],
         required_inputs=["expected_output", "retrieved_context"],
-        needs=["llm"],
-        metrics=[CONTEXT_RECALL_METRIC],
-        keywords=["rag", "retrieval", "recall", "ground truth", "llm-judge", "ragas"],
     )
     golden = {
         "good": {

@@ -3,9 +3,15 @@ with ``assessment_type`` ANSWER). The prompt refers to ``request``, ``response``
 ``retrieved_context``; it becomes a judge template when the evaluator is built, so a bad prompt fails there,
 naming the parameter, not halfway through a run."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators._databricks import CustomPromptJudge, RatingJudge, assessment_name_parameter, rating_metric
+from assay.evaluators._databricks import (
+    CustomPromptJudge,
+    RatingJudge,
+    assessment_name_parameter,
+    prompt_parameter,
+    rating_metric,
+)
 from assay.evaluators._judged import judge_spec
 from assay.evaluators.base import CaseContext, golden_pair
 from assay.evaluators.registry import register
@@ -45,12 +51,10 @@ class CustomAnswerJudge(CustomPromptJudge, RatingJudge):
     template_id = "databricks_custom_answer"
     needed_variable = "response"
     assessment_name: str = assessment_name_parameter("answers_request", "response")
-    prompt: str = field(
-        default=DEFAULT_PROMPT,
-        metadata={
-            "description": "The assessment, a yes/no question; refers to the case as {{ request }}, {{ response }}, "
-            "{{ expected_response }} or {{ retrieved_context }} and must use {{ response }}."
-        },
+    prompt: str = prompt_parameter(
+        DEFAULT_PROMPT,
+        "The assessment, a yes/no question; refers to the case as {{ request }}, {{ response }}, "
+        "{{ expected_response }} or {{ retrieved_context }} and must use {{ response }}.",
     )
 
     def inputs(self, case: CaseContext) -> dict[str, str]:

@@ -2,9 +2,15 @@
 custom judges with ``assessment_type`` RETRIEVAL); the case's value is the share of chunks rated yes. In the
 prompt ``retrieved_context`` is the one chunk being judged."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from assay.evaluators._databricks import ChunkRatingJudge, CustomPromptJudge, assessment_name_parameter, rating_metric
+from assay.evaluators._databricks import (
+    ChunkRatingJudge,
+    CustomPromptJudge,
+    assessment_name_parameter,
+    prompt_parameter,
+    rating_metric,
+)
 from assay.evaluators._judged import judge_spec
 from assay.evaluators.base import CaseContext
 from assay.evaluators.registry import register
@@ -49,13 +55,10 @@ class CustomRetrievalJudge(CustomPromptJudge, ChunkRatingJudge):
     template_id = "databricks_custom_retrieval"
     needed_variable = "retrieved_context"
     assessment_name: str = assessment_name_parameter("chunk_helps_request", "retrieval")
-    prompt: str = field(
-        default=DEFAULT_PROMPT,
-        metadata={
-            "description": "The assessment of one chunk, a yes/no question; refers to the chunk as "
-            "{{ retrieved_context }} (required) and to the case as {{ request }}, {{ response }} or "
-            "{{ expected_response }}."
-        },
+    prompt: str = prompt_parameter(
+        DEFAULT_PROMPT,
+        "The assessment of one chunk, a yes/no question; refers to the chunk as {{ retrieved_context }} "
+        "(required) and to the case as {{ request }}, {{ response }} or {{ expected_response }}.",
     )
 
     def chunk_inputs(self, case: CaseContext, chunk: str) -> dict[str, str]:

@@ -13,12 +13,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
 from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
-from assay.models.evaluation import EvaluatorSpec
 
 MAX_CLAIMS = 20
 """Claims checked per answer; the rest are counted in the details (each claim costs one judge call)."""
@@ -70,20 +69,14 @@ def _shown(found: list[tuple[Passage, float]]) -> list[dict[str, Any]]:
 @register
 @dataclass
 class FactCheck(JudgedEvaluator):
-    spec = EvaluatorSpec(
-        id="fact_check",
-        display_name="Fact-check (Judge)",
-        description=(
-            "Fact-checks the actual answer against the case's retrieved documents: the LLM judge splits the "
-            "answer into claims, the best passages of the retrieved context are found for each claim (TF-IDF), "
-            "and the judge rules each claim supported, refuted or not enough evidence from those passages only. "
-            "The score is the share of claims not refuted. Cases without retrieved context are unscored."
-        ),
-        domain="generation",
-        compliance=["NIST: Valid and Reliable", "NIST: Safe", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["actual_output"],
-        needs=["llm"],
-        metrics=[
+    spec = judged_spec(
+        "fact_check",
+        "Fact-check (Judge)",
+        "Fact-checks the actual answer against the case's retrieved documents: the LLM judge splits the "
+        "answer into claims, the best passages of the retrieved context are found for each claim (TF-IDF), "
+        "and the judge rules each claim supported, refuted or not enough evidence from those passages only. "
+        "The score is the share of claims not refuted. Cases without retrieved context are unscored.",
+        [
             score_metric(
                 "fact_check",
                 "Fact-check",
@@ -93,6 +86,9 @@ class FactCheck(JudgedEvaluator):
             )
         ],
         keywords=["fact-check", "false information", "claims", "hallucination", "agent", "llm-judge"],
+        domain="generation",
+        required_inputs=["actual_output"],
+        compliance=["NIST: Valid and Reliable", "NIST: Safe", "SR 11-7: Outcomes Analysis"],
     )
     golden = {
         "good": {

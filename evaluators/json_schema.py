@@ -20,11 +20,11 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, failure_metric
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, verdict_metrics
 from assay.evaluators.registry import register
 
 from assay.bounded_regex import PatternError
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 _JSON_FENCE_LANGUAGES = ("", "json")
 _JSON_BLOCK = re.compile(r"```json[ \t]*\n(.*?)```", re.DOTALL | re.IGNORECASE)
@@ -210,30 +210,31 @@ class JsonSchema(Evaluator):
         domain="generation",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["actual_output"],
-        metrics=[
-            MetricMeta(
-                key="model_passes",
-                display_name="Valid JSON (pass)",
-                description="Share of actual answers that parse as JSON and conform to the schema.",
-                higher_is_better=True,
-                threshold=0.5,
-                is_primary=True,
-            ),
-            failure_metric(
-                "model_failures", "Invalid JSON (fail)", "Share of actual answers that are not JSON or break the schema"
-            ),
-            failure_metric(
-                "model_retrieval_failures",
-                "Invalid retrieved JSON",
-                "Share of RAG cases whose retrieved context holds a JSON fragment (a ```json block, or a chunk "
-                "that opens with { or [) that does not parse as JSON.",
-            ),
-            failure_metric(
-                "model_generation_failures",
-                "Invalid generated JSON",
-                "Share of generated answers that fail JSON Schema validation (equal to the model failures).",
-            ),
-        ],
+        metrics=verdict_metrics(
+            [
+                (
+                    "model_passes",
+                    "Valid JSON (pass)",
+                    "Share of actual answers that parse as JSON and conform to the schema.",
+                ),
+                (
+                    "model_failures",
+                    "Invalid JSON (fail)",
+                    "Share of actual answers that are not JSON or break the schema",
+                ),
+                (
+                    "model_retrieval_failures",
+                    "Invalid retrieved JSON",
+                    "Share of RAG cases whose retrieved context holds a JSON fragment (a ```json block, or a chunk "
+                    "that opens with { or [) that does not parse as JSON.",
+                ),
+                (
+                    "model_generation_failures",
+                    "Invalid generated JSON",
+                    "Share of generated answers that fail JSON Schema validation (equal to the model failures).",
+                ),
+            ]
+        ),
         keywords=["json", "json schema", "structured output", "format", "validation"],
     )
 

@@ -9,10 +9,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric
+from assay.evaluators._overlap import reference_overlap_golden, reference_overlap_spec
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import MetricMeta
 
 # Metric key -> rouge-score's name for it.
 ROUGE_TYPES = {"rouge_1": "rouge1", "rouge_2": "rouge2", "rouge_l": "rougeL"}
@@ -33,18 +34,13 @@ def _scorer(use_stemmer: bool) -> Any:
 @register
 @dataclass
 class Rouge(Evaluator):
-    spec = EvaluatorSpec(
-        id="rouge",
-        display_name="ROUGE",
-        description=(
-            "Overlap of the actual answer with the expected answer (ground truth), reported as the F-measure of "
-            "ROUGE-1 (words), ROUGE-2 (word pairs) and ROUGE-L (longest common subsequence), computed with "
-            "Google's rouge-score."
-        ),
-        domain="summarization",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        required_inputs=["expected_output", "actual_output"],
-        metrics=[
+    spec = reference_overlap_spec(
+        "rouge",
+        "ROUGE",
+        "Overlap of the actual answer with the expected answer (ground truth), reported as the F-measure of "
+        "ROUGE-1 (words), ROUGE-2 (word pairs) and ROUGE-L (longest common subsequence), computed with "
+        "Google's rouge-score.",
+        [
             _rouge_metric("rouge_1", "ROUGE-1", "words (1-grams)"),
             _rouge_metric("rouge_2", "ROUGE-2", "word pairs (2-grams)"),
             _rouge_metric("rouge_l", "ROUGE-L", "words in their longest common subsequence", primary=True),
@@ -52,11 +48,7 @@ class Rouge(Evaluator):
         keywords=["rouge", "n-gram", "lcs", "ground-truth", "summarization"],
     )
 
-    golden = golden_pair(
-        "The Easy Access Saver pays 3.25% AER on all balances from £10,000.",
-        "Our branches open at 9am on Saturdays.",
-        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-    )
+    golden = reference_overlap_golden("The Easy Access Saver pays 3.25% AER on all balances from £10,000.")
 
     use_stemmer: bool = field(
         default=False,

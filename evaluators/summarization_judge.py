@@ -8,42 +8,33 @@ The manual gives it a binary judge's five metrics. Its retrieval-failures metric
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators._binary_judge import BinaryJudgeEvaluator
+from assay.evaluators._binary_judge import BinaryJudgeEvaluator, binary_judge_spec
 from assay.evaluators.base import CaseContext, golden_pair
-from assay.evaluators.byop import binary_judge_metrics
 from assay.evaluators.registry import register
-
-from assay.models.evaluation import EvaluatorSpec
 
 
 @register
 @dataclass
 class SummarizationJudge(BinaryJudgeEvaluator):
-    spec = EvaluatorSpec(
-        id="summarization_judge",
-        display_name="Summarization (Judge)",
-        description=(
-            "Asks the LLM judge whether the actual answer is a good summary compared with the expected answer "
-            "(the reference summary): it must convey the reference's key points, contradict none and invent "
-            "nothing. One boolean per case; models are compared on the share of good summaries. The judge's "
-            "missing points and unsupported statements are kept as evidence."
+    spec = binary_judge_spec(
+        "summarization_judge",
+        "Summarization (Judge)",
+        "Asks the LLM judge whether the actual answer is a good summary compared with the expected answer "
+        "(the reference summary): it must convey the reference's key points, contradict none and invent "
+        "nothing. One boolean per case; models are compared on the share of good summaries. The judge's "
+        "missing points and unsupported statements are kept as evidence.",
+        (
+            "Good summary (pass)",
+            "Bad summary (fail)",
+            "Summarization retrieval failures",
+            "Summarization generation failures",
+            "Summarization parsing failures",
         ),
+        "the summarization quality check",
+        keywords=["summarization", "summary", "reference summary", "llm-judge"],
         domain="summarization",
         tasks=["summarization"],
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["expected_output", "actual_output"],
-        needs=["llm"],
-        metrics=binary_judge_metrics(
-            (
-                "Good summary (pass)",
-                "Bad summary (fail)",
-                "Summarization retrieval failures",
-                "Summarization generation failures",
-                "Summarization parsing failures",
-            ),
-            "the summarization quality check",
-        ),
-        keywords=["summarization", "summary", "reference summary", "llm-judge"],
     )
     golden = golden_pair(
         "The savings rate rises to 3.25% from 1 May and existing customers switch automatically.",

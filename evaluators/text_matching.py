@@ -2,11 +2,11 @@
 
 from dataclasses import dataclass
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, failure_metric, golden_pair
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, verdict_metrics
 from assay.evaluators.conditions import ConditionError, parse_condition
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 
 @register
@@ -22,32 +22,27 @@ class TextMatching(Evaluator):
         domain="generation",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         required_inputs=["output_condition", "actual_output"],
-        metrics=[
-            MetricMeta(
-                key="model_passes",
-                display_name="Model passes",
-                description="Share of outputs that satisfy the condition.",
-                higher_is_better=True,
-                threshold=0.5,
-                is_primary=True,
-            ),
-            failure_metric("model_failures", "Model failures", "Share of outputs that fail the condition."),
-            failure_metric(
-                "model_retrieval_failures",
-                "Model retrieval failures",
-                "Share of retrieved contexts that fail the condition (RAG only).",
-            ),
-            failure_metric(
-                "model_generation_failures",
-                "Model generation failures",
-                "Share of outputs generated from the retrieved context that fail the condition.",
-            ),
-            failure_metric(
-                "model_parse_failures",
-                "Model parse failures",
-                "Share of cases whose condition could not be parsed or evaluated.",
-            ),
-        ],
+        metrics=verdict_metrics(
+            [
+                ("model_passes", "Model passes", "Share of outputs that satisfy the condition."),
+                ("model_failures", "Model failures", "Share of outputs that fail the condition."),
+                (
+                    "model_retrieval_failures",
+                    "Model retrieval failures",
+                    "Share of retrieved contexts that fail the condition (RAG only).",
+                ),
+                (
+                    "model_generation_failures",
+                    "Model generation failures",
+                    "Share of outputs generated from the retrieved context that fail the condition.",
+                ),
+                (
+                    "model_parse_failures",
+                    "Model parse failures",
+                    "Share of cases whose condition could not be parsed or evaluated.",
+                ),
+            ]
+        ),
         keywords=["rules", "regex", "conditions"],
     )
 
