@@ -22,27 +22,15 @@ from assay.flows.review_forms import (
     calibration_review,
     case_review,
     cluster_review,
-    proposed_name,
     topic_review,
 )
 from prefect.flow_runs import pause_flow_run
 
 from assay.models import TestSuite
-from assay.models.base import DomainModel
 from assay.models.corpus import Chunk
 from assay.models.mrm import Decision, FailureClusters, ReviewItem, ReviewRecord, SuiteValidation, TopicModel
-from assay.mrm.approvals import (
-    ApprovalsFile,
-    CalibrationDecision,
-    CaseDecision,
-    DecisionError,
-    DecisionStore,
-    TopicDecision,
-    WeaknessDecision,
-    check_decision,
-    decide,
-    record_person,
-)
+from assay.mrm.approvals import ApprovalsFile, DecisionError, DecisionStore, check_decision, decide, record_person
+from assay.mrm.policies import Policy, calibration_policy, case_policy, cluster_policy, topic_policy
 
 REVIEW_TIMEOUT_S = 7 * 24 * 3600
 
@@ -59,40 +47,31 @@ class ReviewContext:
 
 
 def review_topics(topic_model: TopicModel, chunks: list[Chunk], ctx: ReviewContext) -> Decision:
-    """Topics to leave out of test generation (policy: keep every topic)."""
-    review = topic_review(topic_model, chunks, ctx.page_size)
-    return _review(review, ctx, TopicDecision(), "policy: keep every topic")
+    """Topics to leave out of test generation."""
+    return _review(topic_review(topic_model, chunks, ctx.page_size), ctx, topic_policy())
 
 
 def review_cases(suite: TestSuite, validation: SuiteValidation, ctx: ReviewContext) -> Decision:
-    """Generated cases to drop before evaluation (policy: the flagged outliers)."""
-    outliers = [check.test_case_key for check in validation.cases if check.outlier]
-    review = case_review(suite, validation, ctx.page_size)
-    policy = CaseDecision(excluded_case_keys=outliers)
-    return _review(review, ctx, policy, "policy: exclude the flagged outliers")
+    """Generated cases to drop before evaluation."""
+    return _review(case_review(suite, validation, ctx.page_size), ctx, case_policy(validation))
 
 
 def review_calibration(items: list[ReviewItem], ctx: ReviewContext, *, min_labels: int = 6) -> Decision:
-    """The reviewer's pass/fail labels of sampled answers. The policy gives none: labels are never invented,
-    so without a person every threshold keeps its default."""
-    review = calibration_review(items, min_labels, ctx.page_size)
-    return _review(review, ctx, CalibrationDecision(), "no reviewer: thresholds stay at their defaults")
+    """The reviewer's pass/fail labels of sampled answers."""
+    return _review(calibration_review(items, min_labels, ctx.page_size), ctx, calibration_policy())
 
 
 def review_clusters(clusters: FailureClusters, ctx: ReviewContext) -> Decision:
-    """A weakness name per failure cluster (policy: its top keywords)."""
-    names = {str(cluster.id): proposed_name(cluster) for cluster in clusters.clusters}
-    policy = WeaknessDecision(names=names)
-    note = "policy: name each cluster by its top keywords"
-    return _review(cluster_review(clusters, ctx.page_size), ctx, policy, note)
+    """A weakness name per failure cluster."""
+    return _review(cluster_review(clusters, ctx.page_size), ctx, cluster_policy(clusters))
 
 
-def _review(review: StepReview, ctx: ReviewContext, policy: DomainModel, note: str) -> Decision:
+def _review(review: StepReview, ctx: ReviewContext, policy: Policy) -> Decision:
     """The stored decision, else the file's or policy's (not interactive, or nothing to ask), else the
     person's: one form, and another each time they ask for more, recorded as one decision at the end."""
     step, offered = review.step, review.offered
     if not ctx.interactive or not offered or ctx.store.get(step) is not None:
-        return _logged(decide(step, ctx.store, ctx.approvals, policy, note, offered))
+        return _logged(decide(step, ctx.store, ctx.approvals, policy.decision, policy.note, offered))
     answered = ctx.store.pages(step)
     answers: list[FormAnswer] = []
     for number in range(1, review.forms + 1):

@@ -29,6 +29,7 @@ from assay.models import TestSuite
 from assay.models.corpus import Chunk
 from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, TopicModel
 from assay.models.steps import Step
+from assay.mrm.policies import proposed_name
 
 REVIEWER_TITLE = "Your name"
 REVIEWER_HELP = "Required: the decision is recorded under this name."
@@ -348,11 +349,6 @@ def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepR
     fields = tuple(field(index, cluster) for index, cluster in enumerate(ordered, 1))
     heading = "Name the weakness each cluster of failures shows (proposed: its top keywords)."
     return StepReview(Step.FAILURE_CLUSTERING, heading, fields, per_form, "clusters")
-
-
-def proposed_name(cluster: Any) -> str:
-    """The keyword name a cluster is proposed under (never blank: a cluster without keywords is 'cluster N')."""
-    return _plain(", ".join(cluster.keywords[:3]), 80) or f"cluster {cluster.id}"
 
 
 def _distance(item: ReviewItem) -> tuple[float, str]:
