@@ -15,6 +15,7 @@ from assay.flows.mrm_steps import MIN_LABELS
 from prefect import flow
 
 from assay.models.workflow import (
+    RUN_DEFAULTS,
     CalibrationParameters,
     MrmParameters,
     RobustnessParameters,
@@ -32,8 +33,8 @@ def mrm_workflow(
     hosts: list[str | dict[str, Any]] | None = None,
     evaluators: list[str] | None = None,
     out: str | None = None,
-    name: str = "mrm",
-    seed: int = 0,
+    name: str = RUN_DEFAULTS.mrm_name,
+    seed: int = RUN_DEFAULTS.seed,
     interactive: bool = True,
     approvals: str | None = None,
     topic_modeling: TopicModelingParameters = TopicModelingParameters(),  # noqa: B008 - pydantic defaults

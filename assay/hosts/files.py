@@ -9,9 +9,10 @@ from assay.calls.network import check_url
 from assay.formats.errors import load_json, read_text, validate
 from assay.hosts.registry import checked_host_config, create_host, default_host_config, host_class
 from assay.models import ModelHost
+from assay.models.workflow import RUN_DEFAULTS
 
-DEFAULT_HOSTS = ("sample-rag",)
-"""Asked when a run names no host: the packaged sample RAG over the sample corpus."""
+DEFAULT_HOSTS = RUN_DEFAULTS.hosts
+"""Asked when a run names no host (``RunDefaults.hosts``)."""
 
 HostParameter = str | dict[str, Any]
 """A host type name, a host file's path, or a host configuration."""

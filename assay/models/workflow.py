@@ -8,6 +8,7 @@ from pydantic import Field
 
 from assay.models.base import DomainModel
 from assay.models.corpus import DEFAULT_CHUNK_WORDS
+from assay.models.evaluation import DEFAULT_EVALUATORS
 
 Intensity = Literal["low", "medium", "high"]
 
@@ -87,3 +88,20 @@ class MrmParameters(DomainModel):
     test_validation: TestValidationParameters = Field(default_factory=TestValidationParameters)
     calibration: CalibrationParameters = Field(default_factory=CalibrationParameters)
     robustness: RobustnessParameters = Field(default_factory=RobustnessParameters)
+
+
+class RunDefaults(DomainModel):
+    """What a run starts from when it names nothing else, whichever way it starts: the CLI's options, the
+    flows' parameters and the deployments' Run forms (``python -m assay.deployments.sync``) read these."""
+
+    hosts: tuple[str, ...] = Field(
+        default=("sample-rag",), description="The packaged sample RAG over the sample corpus."
+    )
+    evaluators: tuple[str, ...] = Field(
+        default=DEFAULT_EVALUATORS, description="Offline, fast, and meaningful on any suite."
+    )
+    mrm_name: str = Field(default="mrm", description="The MRM workflow's artifacts' name in the store.")
+    seed: int = Field(default=0, description="The seed of every random choice of an MRM run.")
+
+
+RUN_DEFAULTS = RunDefaults()

@@ -11,6 +11,7 @@ from rich.table import Table
 from assay.apps.cli import inputs
 from assay.apps.cli.common import command_group, console, options, user_errors
 from assay.escaping import for_terminal
+from assay.models.workflow import RUN_DEFAULTS
 
 app = command_group("The model risk management workflow.")
 
@@ -62,8 +63,8 @@ def run(
         list[str] | None, typer.Option("--adversarial", help="Perturbator of step 9 (adversarial); repeatable.")
     ] = None,
     intensity: Annotated[list[str] | None, typer.Option("--intensity", help="low, medium or high; repeatable.")] = None,
-    name: Annotated[str, typer.Option(help="Name of the workflow's artifacts in the store.")] = "mrm",
-    seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = 0,
+    name: Annotated[str, typer.Option(help="Name of the workflow's artifacts in the store.")] = RUN_DEFAULTS.mrm_name,
+    seed: Annotated[int, typer.Option(help="Seed of every random choice.")] = RUN_DEFAULTS.seed,
 ) -> None:
     """Run the MRM workflow and print each step's outcome and time."""
     with user_errors():
