@@ -61,10 +61,9 @@ def load_chunks(corpus: str | None, chunk_words: int, corpus_fingerprint: str) -
 
 @resumable(Step.TOPIC_MODELING)
 def topics(chunks: list[Chunk], parameters: TopicModelingParameters, seed: int) -> TopicModel:
-    from assay.mrm.topics import default_grid, model_topics
+    from assay.mrm.topics import grid_for, model_topics
 
-    overrides = parameters.overrides()
-    grid = [{**config, **overrides} for config in default_grid(len(chunks))] if overrides else None
+    grid = grid_for(parameters, len(chunks))
     with library_time(), step_progress(Step.TOPIC_MODELING) as progress:
         return model_topics(chunks, configured_embedder(), grid=grid, seed=seed, progress=progress)
 

@@ -17,6 +17,7 @@ import numpy as np
 from assay.embeddings.engine import Embedder
 from assay.models import Chunk
 from assay.models.mrm import Topic, TopicModel
+from assay.models.workflow import TopicModelingParameters
 from assay.mrm.topic_jit import umap_reducer
 from assay.progress import Progress, embed_reporting, part, report
 
@@ -67,6 +68,13 @@ def default_grid(n_chunks: int) -> list[dict[str, Any]]:
         {"clustering": "kmeans", "kmeans_n_clusters": k, "min_topic_size": 2},
         {"clustering": "kmeans", "kmeans_n_clusters": round(1.5 * k), "min_topic_size": 2},
     ]
+
+
+def grid_for(parameters: TopicModelingParameters, n_chunks: int) -> list[dict[str, Any]] | None:
+    """The configurations step 1 tries: the default grid with the manual's parameters the user set fixed in
+    every entry, or None (``model_topics``' own default grid) when the user set none."""
+    overrides = parameters.overrides()
+    return [{**config, **overrides} for config in default_grid(n_chunks)] if overrides else None
 
 
 def model_topics(

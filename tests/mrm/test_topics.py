@@ -140,3 +140,14 @@ def test_default_grid_scales_with_the_corpus() -> None:
     small, large = default_grid(130), default_grid(2000)
     assert small[0]["min_topic_size"] == 4 and large[0]["min_topic_size"] == 15
     assert [entry["kmeans_n_clusters"] for entry in small if entry.get("clustering") == "kmeans"] == [8, 12]
+
+
+def test_the_users_parameters_are_fixed_in_every_configuration_tried() -> None:
+    from assay.models.workflow import TopicModelingParameters
+    from assay.mrm.topics import grid_for
+
+    assert grid_for(TopicModelingParameters(), 130) is None  # nothing set: model_topics' own grid
+    fixed = grid_for(TopicModelingParameters(umap_n_neighbors=7, chunk_words=60), 130)
+    assert fixed is not None and len(fixed) == len(default_grid(130))
+    assert all(config["umap_n_neighbors"] == 7 for config in fixed)
+    assert all("chunk_words" not in config for config in fixed)  # a chunking choice, not a topic model's
