@@ -11,15 +11,15 @@ import asyncio
 import json
 import os
 import resource
-import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import _fuzz_inputs
+
+from assay.testing.local_app import serving_handler
 
 HUGE = 100 * 1024 * 1024
 PIECE = b"x" * 65536
@@ -80,18 +80,6 @@ class _Replies(BaseHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def _serving(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer((host, 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 def _huge_reply() -> Section:
     from assay.hosts import CallPolicy, create_host, resolve
     from assay.models import ModelHost, TestCase
@@ -99,8 +87,7 @@ def _huge_reply() -> Section:
     section = Section("100 MB reply")
     policy = CallPolicy(concurrency=2, timeout_s=60.0, retries=2, backoff_s=0.01)
     cases = [("t", TestCase(key=key, prompt=f"please answer {key}")) for key in ("huge", "small")]
-    with _serving(_Replies) as server:
-        url = f"http://127.0.0.1:{server.server_port}"
+    with serving_handler(_Replies) as url:
         hosts = [
             {"type": "openai-compatible", "url": f"{url}/v1", "llm_model_name": "m"},
             {"type": "http-rag", "url": f"{url}/rag",
@@ -158,8 +145,8 @@ def _blocked_address() -> Section:
     try:
         for fields in [{"type": "openai-compatible", "llm_model_name": "m", "secret_ref": "CANARY_KEY"}, *CLIENT_HOSTS]:
             received: list[str] = []
-            with _serving(type("Blocked", (_Recorded,), {"received": received}), "127.0.0.2") as server:
-                config = ModelHost(key="h", url=f"http://127.0.0.2:{server.server_port}", **fields)
+            with serving_handler(type("Blocked", (_Recorded,), {"received": received}), "127.0.0.2") as url:
+                config = ModelHost(key="h", url=url, **fields)
                 [row] = asyncio.run(resolve(create_host(config), [("t", TestCase(key="c", prompt="hi"))], fast))
             ok = row.error_kind == "blocked_address" and not received
             section.check(f"connect {fields['type']}", ok, f"{row.error_kind}, {len(received)} requests received")

@@ -1,11 +1,13 @@
 """Run an ASGI app with uvicorn on a free 127.0.0.1 port in a background thread: the one way tests serve a
-protocol server (the OpenAI fake, http-rag fakes, serve-sample)."""
+protocol server (the OpenAI fake, http-rag fakes, serve-sample); and, for deliberately broken servers, a plain
+``http.server`` handler the same way."""
 
 import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import uvicorn
@@ -35,3 +37,18 @@ def running_app(app: Any, **config: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextmanager
+def serving_handler(handler: type[BaseHTTPRequestHandler], host: str = "127.0.0.1") -> Iterator[str]:
+    """A plain ``http.server`` handler served on a free port of ``host`` (one thread per request) until the
+    block ends; yields its base URL. For servers that misbehave below what an ASGI app can express: a reply
+    trickled byte by byte, a huge body, a redirect to a recorder."""
+    server = ThreadingHTTPServer((host, 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://{host}:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -11,11 +11,10 @@ import resource
 import socket
 import subprocess
 import sys
-import threading
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -28,6 +27,7 @@ from assay.evaluators.runner import score_case
 
 from assay.models import ModelHost, TestCase, TestLab, TestLabRow
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.testing.local_app import serving_handler
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 CATASTROPHIC = "(a|aa)+$"  # exponential under backtracking, in the regex package as in re
@@ -276,14 +276,8 @@ def schema_server() -> Iterator[RecordingServer]:
         def log_message(self, format: str, *args: Any) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield RecordingServer(url=f"http://127.0.0.1:{server.server_address[1]}/schema.json", hits=hits)
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_handler(Handler) as url:
+        yield RecordingServer(url=f"{url}/schema.json", hits=hits)
 
 
 def test_a_remote_ref_is_never_fetched_and_leaves_the_case_unscored_naming_it(

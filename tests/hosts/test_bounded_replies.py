@@ -10,11 +10,10 @@ import asyncio
 import json
 import os
 import subprocess
-import threading
 import time
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from assay.judges.templates import builtin_templates
 from assay.labs import build_test_lab
 from assay.models import ModelHost, Test, TestCase, TestSuite
 from assay.models.judges import JudgeEndpoint
+from assay.testing.local_app import serving_handler
 
 ROOT = Path(__file__).resolve().parents[2]
 ASSAY = ROOT / ".venv" / "bin" / "assay"
@@ -100,14 +100,8 @@ class _Replies(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    running = ThreadingHTTPServer(("127.0.0.1", 0), _Replies)
-    running.daemon_threads = True
-    threading.Thread(target=running.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{running.server_port}"
-    finally:
-        running.shutdown()
-        running.server_close()
+    with serving_handler(_Replies) as url:
+        yield url
 
 
 @pytest.fixture(autouse=True)

@@ -24,6 +24,7 @@ from assay.calls.network import NetworkPolicy, check_url, literal_address, url_r
 from assay.config import DEFAULT_BLOCKED_NETWORKS, load_settings
 from assay.hosts import CallPolicy, create_host, resolve
 from assay.models import ModelHost, TestCase
+from assay.testing.local_app import serving_handler
 from assay.testing.network import CLIENT_HOSTS, METADATA_SPELLINGS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,14 +259,8 @@ class _Recorded(BaseHTTPRequestHandler):
 def _server(redirect_to: str = "") -> Iterator[tuple[str, list[str]]]:
     received: list[str] = []
     handler = type("Handler", (_Recorded,), {"redirect_to": redirect_to, "received": received})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", received
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_handler(handler) as url:
+        yield url, received
 
 
 def _ask(url: str) -> list:

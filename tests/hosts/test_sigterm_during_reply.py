@@ -9,10 +9,12 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
+
+from assay.testing.local_app import serving_handler
 
 ASSAY = str(Path(sys.executable).parent / "assay")
 
@@ -43,14 +45,8 @@ class _Trickle(BaseHTTPRequestHandler):
 @pytest.fixture
 def trickle() -> Iterator[str]:
     _Trickle.started = threading.Event()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving_handler(_Trickle) as url:
+        yield f"{url}/v1"
 
 
 def test_sigterm_ends_an_evaluation_waiting_on_a_long_reply(trickle: str, tmp_path: Path) -> None:
