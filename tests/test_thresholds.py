@@ -6,8 +6,8 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from assay.evaluators import build_evaluator, evaluator_class, evaluator_ids
+
 from assay.models.evaluation import EvaluationResult
 from assay.models.thresholds import recorded_override, resolve_threshold
 from assay.thresholds import threshold_book
@@ -28,7 +28,8 @@ def test_the_override_parameters_are_declared_once_for_every_evaluator() -> None
     declaring = []
     for path in sorted((ROOT / "evaluators").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", None) in {"metric_threshold", "thresholds"}:
+            named = getattr(node, "target", None)
+            if isinstance(node, ast.AnnAssign) and getattr(named, "id", None) in {"metric_threshold", "thresholds"}:
                 declaring.append(f"{path.name}:{node.target.id}")  # type: ignore[attr-defined]
     assert declaring == ["base.py:metric_threshold", "base.py:thresholds"]
     for evaluator_id in evaluator_ids():
