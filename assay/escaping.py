@@ -41,6 +41,13 @@ def visible_controls(text: str) -> str:
     return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
+def short_line(text: object, limit: int) -> str:
+    """One line (runs of white space, line breaks too, as one space) of at most ``limit`` characters, cut
+    with an ellipsis."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def for_terminal(text: object) -> str:
     """For a Rich console print with markup on: control characters made visible, Rich markup escaped."""
     return escape_rich_markup(visible_controls(str(text)))

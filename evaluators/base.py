@@ -259,11 +259,17 @@ class Evaluator(ABC):
     )
 
     @classmethod
+    def parameter_fields(cls) -> list[dataclasses.Field]:
+        """The dataclass fields that are parameters (bar ``services``): the evaluator's own first, then the
+        threshold overrides every evaluator shares."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        own = [f for name, f in fields.items() if name not in _SHARED_FIELDS]
+        return [*own, *(fields[name] for name in _SHARED_FIELDS[1:])]
+
+    @classmethod
     def parameter_meta(cls) -> list[ParameterMeta]:
-        """Parameters are the dataclass fields (bar ``services``); their descriptions live in field metadata.
-        The evaluator's own come first, then the threshold overrides every evaluator shares."""
-        own = [f for f in dataclasses.fields(cls) if f.name not in _SHARED_FIELDS]
-        shared = [f for name in _SHARED_FIELDS[1:] for f in dataclasses.fields(cls) if f.name == name]
+        """The parameters' metadata; their descriptions live in field metadata (the primary override's is
+        written from the spec)."""
         return [
             ParameterMeta(
                 name=f.name,
@@ -273,7 +279,7 @@ class Evaluator(ABC):
                 type=getattr(f.type, "__name__", str(f.type)),
                 default=None if f.default is dataclasses.MISSING else f.default,
             )
-            for f in [*own, *shared]
+            for f in cls.parameter_fields()
         ]
 
     @classmethod
@@ -287,11 +293,12 @@ class Evaluator(ABC):
         return cls.spec.model_copy(update={"parameters": cls.parameter_meta()})
 
     def parameters(self) -> dict[str, Any]:
-        return {meta.name: getattr(self, meta.name) for meta in self.parameter_meta()}
+        return {f.name: getattr(self, f.name) for f in self.parameter_fields()}
 
     def threshold_overrides(self) -> dict[str, float]:
         """metric -> the threshold the user set for this run."""
-        return overrides_in(self.parameters(), self.spec.primary_metric.key)
+        set_by_user = {PRIMARY_OVERRIDE: self.metric_threshold, METRIC_OVERRIDES: self.thresholds}
+        return overrides_in(set_by_user, self.spec.primary_metric.key)
 
     def default_threshold(self, metric_key: str) -> float | None:
         """The threshold when nobody set one: the spec's, unless a parameter changes what the score means."""

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from prefect.input import RunInput
 from pydantic import Field, create_model
 
-from assay.escaping import for_field_description, for_markdown_text, visible_controls
+from assay.escaping import for_field_description, for_markdown_text, short_line, visible_controls
 from assay.models import TestSuite
 from assay.models.corpus import Chunk
 from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, TopicModel
@@ -338,7 +338,7 @@ def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepR
     ordered = sorted(clusters.clusters, key=lambda cluster: (-cluster.size, cluster.id))
 
     def field(index: int, cluster: Any) -> ItemField:
-        examples = " / ".join(_shorten(question, 150) for question in cluster.example_questions[:2])
+        examples = " / ".join(short_line(question, 150) for question in cluster.example_questions[:2])
         evidence = _paragraphs(
             ("Keywords", ", ".join(cluster.keywords[:8]), 200), ("Example questions", examples or "none", 320)
         )
@@ -369,7 +369,7 @@ def _against(item: ReviewItem) -> str:
 
 def _paragraphs(*parts: tuple[str, object, int]) -> str:
     """'Label: text' paragraphs (empty texts left out), each shortened and escaped for both UIs."""
-    shown = [(label, for_field_description(_shorten(text, limit))) for label, text, limit in parts if str(text)]
+    shown = [(label, for_field_description(short_line(text, limit))) for label, text, limit in parts if str(text)]
     return "\n\n".join(f"{label}: {text}" for label, text in shown)
 
 
@@ -383,14 +383,9 @@ def _one_line(text: object) -> str:
     return " ".join(str(text).split())
 
 
-def _shorten(text: object, limit: int) -> str:
-    text = _one_line(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _plain(text: object, limit: int) -> str:
     """For a field's title (shown as plain text in both UIs): one short line, control characters visible."""
-    return _shorten(visible_controls(str(text)), limit)
+    return short_line(visible_controls(str(text)), limit)
 
 
 def _camel(step: str) -> str:

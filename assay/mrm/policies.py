@@ -6,7 +6,7 @@ what the policy would have; the record still says a person decided (``assay.mrm.
 
 from dataclasses import dataclass
 
-from assay.escaping import visible_controls
+from assay.escaping import short_line, visible_controls
 from assay.models.base import DomainModel
 from assay.models.mrm import FailureCluster, FailureClusters, SuiteValidation
 from assay.mrm.approvals import CalibrationDecision, CaseDecision, TopicDecision, WeaknessDecision
@@ -42,6 +42,4 @@ def cluster_policy(clusters: FailureClusters) -> Policy:
 def proposed_name(cluster: FailureCluster) -> str:
     """The keyword name a cluster is proposed under: one line of at most ``NAME_LIMIT`` characters, control
     characters visible, never blank (a cluster without keywords is 'cluster N')."""
-    name = " ".join(visible_controls(", ".join(cluster.keywords[:3])).split())
-    shortened = name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 1] + "…"
-    return shortened or f"cluster {cluster.id}"
+    return short_line(visible_controls(", ".join(cluster.keywords[:3])), NAME_LIMIT) or f"cluster {cluster.id}"
