@@ -68,13 +68,13 @@ def _leaf(value: Any) -> str:
     return json.dumps(value)
 
 
-def synced(text: str, block: list[str]) -> str:
-    """``text`` with the lines from BEGIN to END replaced by ``block``."""
+def synced(text: str, block: list[str], path: Path = PREFECT_FILE) -> str:
+    """``text`` (of ``path``) with the lines from BEGIN to END replaced by ``block``."""
     lines = text.splitlines()
     try:
         start, end = lines.index(BEGIN), lines.index(END)
     except ValueError:
-        raise SystemExit(f"{PREFECT_FILE}: the marker lines of the generated block are missing ({BEGIN!r})") from None
+        raise SystemExit(f"{path}: the marker lines of the generated block are missing ({BEGIN.strip()!r})") from None
     return "\n".join([*lines[:start], *block, *lines[end + 1 :]]) + "\n"
 
 
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None, path: Path = PREFECT_FILE) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 with a diff when the block is out of date")
     arguments = parser.parse_args(argv)
     current = path.read_text()
-    wanted = synced(current, render(defaults()))
+    wanted = synced(current, render(defaults()), path)
     if current == wanted:
         print(f"{path.name}: the defaults block is up to date")
         return 0

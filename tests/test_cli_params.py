@@ -186,3 +186,20 @@ def test_the_last_assignment_wins_and_values_may_hold_equals_signs() -> None:
 )
 def test_secret_like_names(name: str, secret: bool) -> None:
     assert looks_like_secret(name) is secret
+
+
+def test_a_threshold_for_any_metric_reaches_the_flow_and_an_unknown_metric_is_named(
+    lab_path: Path, tmp_path: Path, flow_calls: list
+) -> None:
+    """The run's overrides map ({evaluator: {metric: value}}) set from the command line, checked before any flow."""
+    setting = 'rouge.thresholds={"rouge_1": 0.3}'
+    good = _evaluate(lab_path, tmp_path / "out", "--evaluators", "rouge", "--param", setting)
+    assert good.exit_code == 0, good.output
+    assert flow_calls[0]["evaluator_parameters"] == {"rouge": {"thresholds": {"rouge_1": 0.3}}}
+
+    bad = _evaluate(lab_path, tmp_path / "out2", "--evaluators", "rouge", "--param", 'rouge.thresholds={"rouge_9": 1}')
+    assert bad.exit_code == 2, bad.output
+    assert "'thresholds' names no metric(s) ['rouge_9']; its metrics are ['rouge_1', 'rouge_2', 'rouge_l']" in (
+        _error_line(bad.output)
+    )
+    assert len(flow_calls) == 1

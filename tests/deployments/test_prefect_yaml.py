@@ -179,3 +179,12 @@ def test_a_stale_defaults_block_is_reported_then_rewritten(tmp_path: Path, capsy
     assert sync.main([], path=stale) == 0
     assert stale.read_text() == PREFECT_FILE.read_text()
     assert sync.main(["--check"], path=stale) == 0
+
+
+def test_a_file_without_the_markers_is_named_and_left_as_it_is(tmp_path: Path) -> None:
+    edited = tmp_path / "prefect.yaml"
+    edited.write_text(PREFECT_FILE.read_text().replace(sync.BEGIN + "\n", ""))
+    before = edited.read_text()
+    with pytest.raises(SystemExit, match=rf"{edited}: the marker lines of the generated block are missing"):
+        sync.main([], path=edited)
+    assert edited.read_text() == before
