@@ -16,9 +16,10 @@ import os
 import stat
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -153,6 +154,22 @@ def read_bytes(path: Path) -> bytes:
     if len(data) > MAX_INPUT_BYTES:  # it grew after the check
         raise FormatError(path, "", f"is larger than the {_size(MAX_INPUT_BYTES)} an input file may be")
     return data
+
+
+@contextmanager
+def open_input(path: Path) -> Iterator[BinaryIO]:
+    """A regular file of at most `MAX_INPUT_BYTES`, opened for streaming (a large trace export is read a line at
+    a time); the same checks as `read_bytes`, as `FormatError`s."""
+    try:
+        _check_regular(path, path.stat())
+        file = open(path, "rb", opener=lambda name, flags: os.open(name, flags | _NON_BLOCKING))  # noqa: SIM115
+    except FileNotFoundError:
+        raise FormatError(path, "", "file not found") from None
+    except OSError as error:
+        raise FormatError(path, "", f"cannot read the file ({error.strerror})") from None
+    with file:
+        _check_regular(path, os.fstat(file.fileno()))
+        yield file
 
 
 def read_text(path: Path) -> str:

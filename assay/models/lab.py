@@ -17,8 +17,21 @@ class RetrievedChunk(DomainModel):
 
 
 class ToolCall(DomainModel):
+    """A tool the system called (or asked to call) while answering, in the order it was called.
+
+    Hosts fill ``name`` and ``arguments``; imported traces also record what the tool returned, whether it
+    failed, how long it took and which span it came from, so that an agent's run can be checked step by step.
+    """
+
     name: str
     arguments: dict = Field(default_factory=dict)
+    arguments_text: str | None = Field(
+        default=None, description="The arguments as recorded when they were not a JSON object (kept, not parsed)."
+    )
+    output: str | None = Field(default=None, description="What the tool returned, when the trace recorded it.")
+    error: str | None = Field(default=None, description="Why the tool call failed; None when it did not (or unknown).")
+    duration: FiniteFloat | None = Field(default=None, ge=0, description="Seconds the tool call took.")
+    span_id: str | None = Field(default=None, description="The trace span the call was read from.")
 
 
 class TestLabRow(DomainModel):

@@ -16,6 +16,7 @@ from assay.apps.cli import (
     report,
     server,
     suite,
+    traces,
     validate,
 )
 from assay.apps.cli import hosts as hosts_cli
@@ -55,6 +56,7 @@ app.command("compare")(compare.compare)
 app.add_typer(baseline.app, name="baseline")
 app.add_typer(guardrail.app, name="guardrail")
 app.add_typer(server.app, name="server")
+app.add_typer(traces.app, name="traces")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,132 @@
+"""``assay traces import``: a test lab from production traces (OpenTelemetry OTLP JSON with OpenInference
+attributes, OpenInference span exports, MLflow traces)."""
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Literal
+
+import typer
+
+from assay.apps.cli.common import command_group, console, user_errors
+from assay.escaping import for_terminal
+
+if TYPE_CHECKING:
+    from assay.traces import TraceImportReport
+
+app = command_group("Build test labs from production traces.")
+
+FORMATS = ("otlp-json", "openinference", "mlflow")
+MAX_LISTED = 10
+
+
+@app.command("import")
+def import_(
+    sources: Annotated[
+        list[str],
+        typer.Argument(help="Trace files or folders (their .json/.jsonl files, recursively), or s3://BUCKET/PREFIX."),
+    ],
+    out: Annotated[Path, typer.Option("--out", "-o", help="The test lab to write (JSON).")],
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="otlp-json: OpenTelemetry OTLP JSON (the Collector's file exporter) with OpenInference attributes; "
+            "openinference: OpenInference span JSON (one span a line, as Phoenix exports); mlflow: MLflow trace "
+            "JSON.",
+        ),
+    ] = "otlp-json",
+    name: Annotated[str | None, typer.Option(help="The lab's name (default: traces-<first file>).")] = None,
+    sample: Annotated[
+        str | None,
+        typer.Option(help="Import a sample: a number of traces (200), a fraction (0.1) or a percentage (10%)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the sample: the same files and seed give the same sample.")] = 0,
+    since: Annotated[
+        str | None, typer.Option(help="Only requests that started at or after this time (ISO 8601; UTC if no zone).")
+    ] = None,
+    until: Annotated[str | None, typer.Option(help="Only requests that started before this time (ISO 8601).")] = None,
+    stratify_by: Annotated[
+        Literal["route", "model", "service", "none"],
+        typer.Option(help="Sample each route (root span name), model or service in proportion."),
+    ] = "route",
+    mask_pii: Annotated[
+        bool,
+        typer.Option(
+            "--mask-pii/--keep-pii",
+            help="Replace personal data (cards, SSNs, emails, phone numbers, IBANs) by [PII:kind] before the lab "
+            "is written. Registered secrets are always redacted.",
+        ),
+    ] = True,
+) -> None:
+    """Build a test lab from exported traces: each request (a trace's root span) becomes a test case with the
+    answer, retrieved documents, latency, tokens, cost, model and tool calls it recorded; requests of one
+    session carry the conversation before them. The import report (what was read, left out and masked, and
+    why) is printed and written beside the lab as <out>.import.json.
+
+    Exit codes: 0 imported; 2 bad input (a file that cannot be read as the format, naming the file, line and
+    span; a bad option); 1 unexpected error."""
+    from assay.formats.native import export_native
+    from assay.traces import ImportOptions, SampleSize, import_traces, trace_files
+
+    with user_errors():
+        if format not in FORMATS:
+            raise ValueError(f"--format {format!r}: expected one of {', '.join(FORMATS)}")
+        options = ImportOptions(
+            format=format,
+            name=name,
+            sample=SampleSize.parse(sample) if sample is not None else None,
+            seed=seed,
+            since=_moment(since, "--since"),
+            until=_moment(until, "--until"),
+            stratify_by=stratify_by,
+            mask_pii=mask_pii,
+        )
+        files = trace_files(_local_sources(sources))
+        lab, report = import_traces(files, options)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        export_native(lab, out)
+        report_path = out.with_name(f"{out.stem}.import.json")
+        report_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    _print(report)
+    console.print(f"lab: {for_terminal(out)} (report: {for_terminal(report_path)})", highlight=False)
+
+
+def _local_sources(sources: list[str]) -> list[Path]:
+    for source in sources:
+        if source.startswith("s3://"):
+            raise ValueError(f"{source}: reading traces from S3 is not available yet; copy the files first")
+    return [Path(source) for source in sources]
+
+
+def _moment(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{option} {text!r}: expected an ISO 8601 time such as 2026-11-20 or "
+                         "2026-11-20T08:00:00+00:00") from None  # fmt: skip
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _print(report: "TraceImportReport") -> None:
+    kinds = ", ".join(f"{kind} {count}" for kind, count in report.spans_by_kind.items())
+    console.print(f"read {report.spans} spans ({kinds}) in {report.traces} traces from {len(report.files)} file(s)",
+                  highlight=False)  # fmt: skip
+    console.print(f"imported {report.cases} requests as test cases ({report.cases_with_error} ended in error, "
+                  f"{report.sessions} multi-turn sessions)", highlight=False)  # fmt: skip
+    for stratum in report.strata:
+        console.print(f"  sampled {stratum.sampled} of {stratum.traces} in {for_terminal(stratum.name)}",
+                      highlight=False)  # fmt: skip
+    for left in report.left_out:
+        examples = ", ".join(left.examples[:3])
+        console.print(f"left out {left.count}: {left.reason} (e.g. {examples})", highlight=False)
+    if report.unmapped_spans:
+        console.print(f"{report.unmapped_total} spans not mapped to any field:", highlight=False)
+        for item in sorted(report.unmapped_spans, key=lambda item: -item.count)[:MAX_LISTED]:
+            console.print(f"  {item.count} x {for_terminal(item.kind)} {for_terminal(item.name)}", highlight=False)
+    if report.orphan_spans:
+        console.print(f"{report.orphan_spans} spans have a parent in no file read", highlight=False)
+    masked = ", ".join(f"{kind} {count}" for kind, count in report.masked.items()) or "nothing found"
+    console.print(f"masked: {masked}" + ("" if report.pii_masked else " (personal data kept: --keep-pii)"),
+                  highlight=False)  # fmt: skip

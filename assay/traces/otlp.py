@@ -1,0 +1,141 @@
+"""OpenTelemetry traces in OTLP JSON: ``ExportTraceServiceRequest`` documents (``{"resourceSpans": [...]}``), one
+per line as the Collector's file exporter writes them, or one per file.
+
+Each span is parsed with the OTLP protobuf definitions (``opentelemetry-proto``), so field names, enum values
+and 64-bit integers as strings follow the specification rather than a hand-written reading of it. OTLP JSON
+writes trace and span ids as hex, where protobuf's own JSON mapping writes bytes as base64: ids are accepted in
+either form (their lengths tell them apart: 32 or 16 hex characters, 24 or 12 base64 ones).
+"""
+
+import base64
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from google.protobuf.json_format import ParseDict, ParseError
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
+from opentelemetry.proto.trace.v1.trace_pb2 import Span as OtlpSpan
+from opentelemetry.proto.trace.v1.trace_pb2 import Status
+
+from assay.formats.errors import json_path, preview
+from assay.traces.documents import documents
+from assay.traces.spans import Span, TraceFileError, span_error
+
+SPAN_KIND_ATTRIBUTE = "openinference.span.kind"
+_STATUS = {Status.STATUS_CODE_UNSET: "UNSET", Status.STATUS_CODE_OK: "OK", Status.STATUS_CODE_ERROR: "ERROR"}
+_ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8, "trace_id": 16, "span_id": 8, "parent_span_id": 8}
+
+
+def read_otlp(path: Path) -> Iterator[Span]:
+    """Every span of an OTLP JSON file, in file order."""
+    for line, document in documents(path):
+        where = f"line {line}"
+        if not isinstance(document, dict) or not isinstance(_get(document, "resourceSpans"), list):
+            found = preview(document)
+            raise TraceFileError(path, where, f'expected an OTLP JSON export {{"resourceSpans": [...]}}, got {found}')
+        for r, resource_spans in enumerate(_get(document, "resourceSpans")):
+            here = json_path("resourceSpans", r)
+            _expect_object(resource_spans, path, where, here)
+            service = _service_name(_parse(resource_spans.get("resource") or {}, Resource(), path, where, here))
+            for s, scope_spans in enumerate(_get(resource_spans, "scopeSpans") or []):
+                scope_here = json_path(here, "scopeSpans", s)
+                _expect_object(scope_spans, path, where, scope_here)
+                for index, raw in enumerate(_get(scope_spans, "spans") or []):
+                    yield _span(raw, path, where, json_path(scope_here, "spans", index), service)
+
+
+def _get(document: dict[str, Any], camel: str) -> Any:
+    """A field by its JSON name or its proto name (OTLP JSON uses the former; both parse)."""
+    if camel in document:
+        return document[camel]
+    return document.get("".join(f"_{char.lower()}" if char.isupper() else char for char in camel))
+
+
+def _expect_object(value: Any, path: Path, where: str, here: str) -> None:
+    if not isinstance(value, dict):
+        raise TraceFileError(path, f"{where}, {here}", f"expected an object, got {preview(value)}")
+
+
+def _span(raw: Any, path: Path, where: str, here: str, service: str) -> Span:
+    location = f"{where}, {here}"
+    _expect_object(raw, path, where, here)
+    claimed = raw.get("spanId") or raw.get("span_id")
+    span_id = claimed if isinstance(claimed, str) else None
+    converted = dict(raw)
+    for name, size in _ID_FIELDS.items():
+        if name in converted:
+            converted[name] = _id_as_base64(converted[name], size, path, location, span_id, name)
+    message = _parse(converted, OtlpSpan(), path, where, here, span_id)
+    if len(message.trace_id) != 16 or len(message.span_id) != 8:
+        raise span_error(path, location, span_id, "a span needs a traceId (16 bytes) and a spanId (8 bytes)")
+    if message.end_time_unix_nano and message.end_time_unix_nano < message.start_time_unix_nano:
+        raise span_error(path, location, message.span_id.hex(), "endTimeUnixNano is before startTimeUnixNano")
+    attributes = _attributes(message.attributes)
+    return Span(
+        trace_id=message.trace_id.hex(),
+        span_id=message.span_id.hex(),
+        parent_id=message.parent_span_id.hex() or None,
+        name=message.name,
+        start_ns=message.start_time_unix_nano,
+        end_ns=message.end_time_unix_nano or message.start_time_unix_nano,
+        kind=str(attributes.get(SPAN_KIND_ATTRIBUTE) or "").upper(),
+        status=_STATUS.get(message.status.code, "UNSET"),
+        status_message=message.status.message,
+        attributes=attributes,
+        service=service,
+        where=f"{path}: {location}",
+    )
+
+
+def _id_as_base64(value: Any, size: int, path: Path, location: str, span_id: str | None, name: str) -> Any:
+    """A hex id (OTLP JSON) as the base64 protobuf's JSON parser reads. An id of any other length passes through:
+    base64 (4/3 of the size) parses, anything else fails the parse with protobuf's message."""
+    if not isinstance(value, str) or len(value) != 2 * size:
+        return value
+    try:
+        return base64.b64encode(bytes.fromhex(value)).decode("ascii")
+    except ValueError:
+        raise span_error(path, f"{location}.{name}", span_id, f"{value!r} is not a hex id") from None
+
+
+def _parse(document: dict[str, Any], message: Any, path: Path, where: str, here: str, span_id: str | None = None):
+    try:
+        return ParseDict(document, message, ignore_unknown_fields=False)
+    except ParseError as error:
+        raise span_error(path, f"{where}, {here}", span_id, f"not an OTLP {message.DESCRIPTOR.name}: {error}") from None
+
+
+def _service_name(resource: Resource) -> str:
+    return str(_attributes(resource.attributes).get("service.name") or "")
+
+
+def _attributes(pairs: Any) -> dict[str, Any]:
+    """Key-value pairs as a flat dict (a nested key-value list becomes dotted keys, as in OpenInference)."""
+    flat: dict[str, Any] = {}
+    for pair in pairs:
+        _put(flat, pair.key, pair.value)
+    return flat
+
+
+def _put(flat: dict[str, Any], key: str, value: AnyValue) -> None:
+    which = value.WhichOneof("value")
+    if which == "kvlist_value":
+        for inner in value.kvlist_value.values:
+            _put(flat, f"{key}.{inner.key}", inner.value)
+    else:
+        flat[key] = _value(value)
+
+
+def _value(value: AnyValue) -> Any:
+    which = value.WhichOneof("value")
+    if which is None:
+        return None
+    if which == "array_value":
+        return [_value(item) for item in value.array_value.values]
+    if which == "kvlist_value":
+        return {pair.key: _value(pair.value) for pair in value.kvlist_value.values}
+    if which == "bytes_value":
+        return base64.b64encode(value.bytes_value).decode("ascii")
+    return getattr(value, which)
+

@@ -1,0 +1,65 @@
+"""The span every trace format is read into, and the error every reader raises.
+
+A span keeps only what the mapping to test cases reads: its ids, name, OpenInference kind, times, status and
+attributes (flattened to dotted keys, as OpenTelemetry carries them). Readers yield spans one at a time so a
+large export is never held twice in memory: once as parsed JSON and again as spans.
+"""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay.formats.errors import FormatError
+
+TraceFileError = FormatError
+"""A trace file that cannot be read: it names the file, the line or span, and what was expected."""
+
+Attributes = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Span:
+    """One span of a trace, as read from a file."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    start_ns: int
+    end_ns: int
+    kind: str = ""
+    """The OpenInference span kind (``LLM``, ``RETRIEVER``, ``TOOL``, ``CHAIN``, ``AGENT``...), upper case; empty
+    when the span declares none."""
+    status: str = "UNSET"
+    """``OK``, ``ERROR`` or ``UNSET``."""
+    status_message: str = ""
+    attributes: Attributes = field(default_factory=dict)
+    service: str = ""
+    """The resource's ``service.name``: which application emitted the span."""
+    where: str = ""
+    """Where the span was read: ``<file>: line N`` (for error messages and the import report)."""
+
+    @property
+    def duration_s(self) -> float:
+        return max(self.end_ns - self.start_ns, 0) / 1e9
+
+
+def flatten(value: Any, prefix: str = "", into: Attributes | None = None) -> Attributes:
+    """Nested attribute objects (``{"llm": {"token_count": {"prompt": 3}}}``, lists included) as the dotted keys
+    OpenTelemetry uses (``llm.token_count.prompt``); already-dotted keys pass through unchanged."""
+    into = {} if into is None else into
+    if isinstance(value, dict):
+        for key, item in value.items():
+            flatten(item, f"{prefix}.{key}" if prefix else str(key), into)
+    elif isinstance(value, list) and value and all(isinstance(item, dict) for item in value):
+        for index, item in enumerate(value):
+            flatten(item, f"{prefix}.{index}", into)
+    else:
+        into[prefix] = value
+    return into
+
+
+def span_error(path: Path | str, where: str, span_id: str | None, message: str) -> TraceFileError:
+    """A `TraceFileError` at ``where`` (a line or JSON path) naming the span when its id is known."""
+    location = f"{where}, span {span_id}" if span_id else where
+    return TraceFileError(path, location, message)
