@@ -1,0 +1,129 @@
+"""Production traces, end to end as an operator meets them: a traced RAG app (OpenTelemetry SDK, OpenInference's
+openai instrumentation, the real ``openai`` client against the local protocol server) answers customers; its
+spans are exported as OTLP JSON; ``assay traces import`` turns them into a lab; ``assay evaluate`` scores the
+lab with reference-free evaluators."""
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+from typer.testing import CliRunner
+
+from assay.apps.cli.main import app
+from assay.testing.openai_server import OpenAIServer, serve_openai
+from tests.traces.rag_app import CORPUS, RATE, BankAssistant, answer_from_context, traced, write_otlp_json
+
+runner = CliRunner()
+QUESTIONS = [
+    ("s-1", "How much does replacing a lost card cost?"),
+    ("s-1", "What is the daily cash withdrawal limit?"),
+    ("s-2", "What is the savings interest rate today? Mail me at jane.doe@example.com"),
+]
+FAILING = ("s-3", "Please close my account [fault:500]")
+SERVICE = "bank-assistant"
+REFERENCE_FREE = "groundedness,looping_detection,pii_leakage,latency,token_count"
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("traces")
+    answers: dict[str, str] = {}
+    with serve_openai(OpenAIServer(responder=answer_from_context)) as server, traced(SERVICE) as (provider, spans):
+        assistant = BankAssistant(server.url, provider)
+        for session, question in QUESTIONS:
+            answers[question] = assistant.ask(question, session)
+        with pytest.raises(openai.InternalServerError):
+            assistant.ask(FAILING[1], FAILING[0])
+        path = folder / "otlp" / "traces.jsonl"
+        path.parent.mkdir()
+        count = write_otlp_json(spans, path)
+    return {"folder": folder, "file": path, "spans": count, "answers": answers}
+
+
+@pytest.fixture(scope="module")
+def imported(export: dict[str, Any]) -> dict[str, Any]:
+    out = export["folder"] / "lab.json"
+    result = runner.invoke(app, ["traces", "import", str(export["file"].parent), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    lab = json.loads(out.read_text())
+    report = json.loads((export["folder"] / "lab.import.json").read_text())
+    rows = {row["test_case"]["prompt"]: row for row in lab["rows"]}
+    return {"out": out, "lab": lab, "rows": rows, "report": report, "output": result.output}
+
+
+def test_every_request_becomes_a_case_with_what_the_app_answered(export: dict, imported: dict) -> None:
+    rows, report = imported["rows"], imported["report"]
+    assert report["spans"] == export["spans"] and report["traces"] == 4 and report["cases"] == 4
+    assert [model["key"] for model in imported["lab"]["models"]] == [SERVICE]
+    fee = rows[QUESTIONS[0][1]]
+    assert fee["actual_output"] == export["answers"][QUESTIONS[0][1]] == CORPUS["fees.md"].split(". ")[0] + "."
+    assert fee["context"][0]["doc_uri"] == "fees.md"
+    assert fee["context"][0]["text"] == CORPUS["fees.md"] and fee["context"][0]["score"] > 0
+    # tokens and model are the LLM span's, as the openai instrumentation recorded the server's usage
+    assert fee["input_tokens"] > 0 and fee["output_tokens"] == len(fee["actual_output"].split())
+    assert fee["model_name"] and fee["actual_duration"] > 0 and fee["error"] is None
+    assert fee["test_case"]["categories"] == ["answer-question"]
+
+
+def test_a_session_carries_its_conversation_and_tools_are_recorded(imported: dict) -> None:
+    rows = imported["rows"]
+    second = rows[QUESTIONS[1][1]]
+    turns = second["test_case"]["turns"]
+    assert [turn["role"] for turn in turns] == ["user", "assistant"]
+    assert turns[0]["content"] == QUESTIONS[0][1]
+    assert rows[QUESTIONS[0][1]]["test_case"]["turns"] == []
+    rate = next(row for prompt, row in rows.items() if prompt.startswith("What is the savings"))
+    [call] = rate["tool_calls"]
+    assert call["name"] == "lookup_rate" and call["arguments"] == {"product": "savings"}
+    assert json.loads(call["output"]) == RATE and call["error"] is None and call["span_id"]
+
+
+def test_personal_data_is_masked_before_the_lab_is_written(imported: dict) -> None:
+    text = imported["out"].read_text()
+    assert "jane.doe@example.com" not in text
+    assert any("[PII:email]" in prompt for prompt in imported["rows"])
+    assert imported["report"]["masked"].get("email", 0) >= 1
+
+
+def test_a_failed_request_is_kept_as_a_case_with_its_error(imported: dict) -> None:
+    failed = next(row for prompt, row in imported["rows"].items() if prompt.startswith("Please close"))
+    assert failed["error"] and failed["actual_output"] is None
+    assert imported["report"]["cases_with_error"] == 1
+    assert "1 ended in error" in imported["output"]
+
+
+@pytest.fixture(scope="module")
+def evaluated(imported: dict[str, Any]) -> Iterator[tuple[Any, Path]]:
+    from prefect.testing.utilities import prefect_test_harness
+
+    out = imported["out"].parent / "evaluation"
+    with prefect_test_harness(server_startup_timeout=180):
+        result = runner.invoke(
+            app, ["evaluate", "--lab", str(imported["out"]), "--evaluators", REFERENCE_FREE, "--out", str(out)]
+        )
+    yield result, out
+
+
+@pytest.mark.slow
+def test_reference_free_evaluators_score_the_imported_traces(evaluated: tuple[Any, Path], imported: dict) -> None:
+    result, out = evaluated
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    [model] = summary["models"]
+    assert model["key"] == SERVICE and model["answered"] == 3 and model["host_failures"] == 1
+    metrics = summary["metrics"][SERVICE]
+    for evaluator in REFERENCE_FREE.split(","):
+        primary = next(metric for metric in metrics[evaluator].values() if metric["is_primary"])
+        # the failed request is unscored, never a zero
+        assert (primary["scored"], primary["unscored"]) == (3, 1), (evaluator, primary)
+    assert metrics["groundedness"]["groundedness"]["mean"] > 0.8  # the app answers from its retrieved documents
+    assert metrics["pii_leakage"]["model_passes"]["passed"] == 3  # the masked email is not a leak in an answer
+    rows = json.loads((out / "token_count" / "results.json").read_text())["results"]
+    fee = next(row for row in rows if row["input"] == QUESTIONS[0][1])
+    expected = imported["rows"][QUESTIONS[0][1]]
+    assert fee["total_token_count"] == expected["input_tokens"] + expected["output_tokens"]
+    problems = json.loads((out / "problems" / "problems_and_actions.json").read_text())["problems"]
+    assert any("failed to answer 1 of 4" in problem["description"] for problem in problems)
