@@ -17,6 +17,8 @@ Comparison rules, in one place:
   A path that selects nothing makes the (un-negated) assertion fail.
 - Tool-call arguments match when the expected ones are a subset of the actual ones: nested objects are
   subsets too, lists compare element by element, and scalars use the equality rule above.
+- TOOL_CALLED_IN_ORDER (an Assay extension) holds when its tool names occur among the calls' names as a
+  subsequence: in that relative order, other calls in between allowed, a name listed twice needing two calls.
 
 JSON paths are the suite author's and documents the model's, so neither may hang or crash the run: a path is
 at most ``MAX_JSON_PATH_CHARS`` long, its ``=~`` filters and ``sub()`` run on ``assay.bounded_regex`` (see
@@ -201,6 +203,35 @@ def tool_called(calls: Sequence[ToolCall], name: str, arguments: dict[str, Any] 
         and (arguments is None or arguments_include(call.arguments, arguments, ignore_case))
         for call in calls
     )
+
+
+def _same_tool(ignore_case: bool) -> Callable[[ToolCall, str], bool]:
+    fold = _folder(ignore_case)
+    return lambda call, name: fold(call.name.strip()) == fold(name.strip())
+
+
+def unmatched_in_order(calls: Sequence[ToolCall], names: Sequence[str], ignore_case: bool) -> int | None:
+    """Index of the first of ``names`` not called after the calls matched to the names before it (each name
+    takes the earliest call it can), or None when every name is called in that order."""
+    same = _same_tool(ignore_case)
+    position = 0
+    for index, name in enumerate(names):
+        position = next((at + 1 for at in range(position, len(calls)) if same(calls[at], name)), -1)
+        if position < 0:
+            return index
+    return None
+
+
+def describe_tool_order(calls: Sequence[ToolCall], names: Sequence[str], ignore_case: bool) -> str:
+    """Which tool broke the order (never called, or not after the one before it), or that the order held."""
+    made = _listed([call.name for call in calls], limit=6) or "none"
+    missing = unmatched_in_order(calls, names, ignore_case)
+    if missing is None:
+        return f"{_listed(names, limit=6)} called in that order"
+    name = names[missing]
+    if not any(_same_tool(ignore_case)(call, name) for call in calls):
+        return f"no call to {preview(name)} (calls: {made})"
+    return f"no call to {preview(name)} after {preview(names[missing - 1])} (calls: {made})"
 
 
 def preview(value: Any) -> str:

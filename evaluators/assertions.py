@@ -1,4 +1,5 @@
-"""Deterministic assertions: a case's rules on the response, its tool calls, latency and cost (seed 004).
+"""Deterministic assertions: a case's rules on the response, its tool calls, latency and cost (seed 004, plus
+the Assay extension TOOL_CALLED_IN_ORDER on the order of the tool calls).
 
 Each assertion passes or fails; the case score is the weighted average of the outcomes with the assertion
 weights, scaled to 0-100, and a model's run-level score weights each case by its own weight. The default pass
@@ -56,8 +57,10 @@ class Assertions(Evaluator):
             "Checks the deterministic assertions of each test case: EXACT_MATCH, CONTAINS_ALL, CONTAINS_ANY and "
             "STARTS_WITH on the answer (or a JSON path of a JSON answer, or an earlier assistant turn), "
             "TOOL_CALLED and TOOL_CALLED_WITH on the tool calls, LATENCY and COST against thresholds, with the "
-            "NOT and ignore-case modifiers and {{variable}} templates. A JSON answer that does not parse fails "
-            "every assertion. The score is the weighted average of the outcomes, 0-100."
+            "NOT and ignore-case modifiers and {{variable}} templates; and TOOL_CALLED_IN_ORDER, an Assay "
+            "extension: the tools named were called in that relative order, other calls in between allowed. A "
+            "JSON answer that does not parse fails every assertion. The score is the weighted average of the "
+            "outcomes, 0-100."
         ),
         domain="generation",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis", "SR 11-7: Ongoing Monitoring"],
@@ -256,6 +259,9 @@ class Assertions(Evaluator):
             holds = self._within(measured, assertion.threshold, what)
             verdict = "is within" if holds else "exceeds"
             return holds, f"{what} {measured:g} {verdict} the threshold {assertion.threshold or 0.0:g}"
+        if kind == "TOOL_CALLED_IN_ORDER":
+            holds = checks.unmatched_in_order(case.tool_calls, targets, assertion.ignore_case) is None
+            return holds, checks.describe_tool_order(case.tool_calls, targets, assertion.ignore_case)
         if kind in ("TOOL_CALLED", "TOOL_CALLED_WITH"):
             holds = checks.tool_called(case.tool_calls, targets[0], arguments, assertion.ignore_case)
             return holds, checks.describe_tool_call(case.tool_calls, targets[0], arguments, holds)

@@ -178,6 +178,7 @@ class CaseContext:
             "tokens": self.input_tokens is not None or self.output_tokens is not None,
             "assertions": bool(self.assertions),
             "conversation": bool(self.turns),
+            "tool_calls": bool(self.tool_calls),
         }
         return [name for name in inputs if not present[name]]
 

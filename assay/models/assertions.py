@@ -7,20 +7,38 @@ from pydantic import Field, FiniteFloat, model_validator
 from assay.models.base import DomainModel
 
 AssertionType = Literal[
-    "EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED_WITH", "LATENCY", "COST"
+    "EXACT_MATCH",
+    "CONTAINS_ALL",
+    "CONTAINS_ANY",
+    "STARTS_WITH",
+    "TOOL_CALLED",
+    "TOOL_CALLED_WITH",
+    "TOOL_CALLED_IN_ORDER",
+    "LATENCY",
+    "COST",
 ]
-_NEEDS_TARGETS = {"EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED_WITH"}
+"""Seed 004's types, plus TOOL_CALLED_IN_ORDER, an Assay extension for agents that must call tools in order."""
+_NEEDS_TARGETS = {
+    "EXACT_MATCH",
+    "CONTAINS_ALL",
+    "CONTAINS_ANY",
+    "STARTS_WITH",
+    "TOOL_CALLED",
+    "TOOL_CALLED_WITH",
+    "TOOL_CALLED_IN_ORDER",
+}
 _NEEDS_THRESHOLD = {"LATENCY", "COST"}
 
 
 class Assertion(DomainModel):
     """One rule a response must satisfy.
 
-    ``targets`` are the values compared (strings may use ``{{variable}}`` templates); for the tool
-    assertions ``targets[0]`` is the tool name and ``arguments`` the expected arguments. ``threshold`` is
-    seconds for LATENCY and currency units for COST. ``json_path`` (``$``-rooted) selects a value of a JSON
-    response to compare; ``turn`` selects an assistant turn of the case's conversation instead of the final
-    answer. ``negate`` is the NOT modifier.
+    ``targets`` are the values compared (strings may use ``{{variable}}`` templates); for TOOL_CALLED and
+    TOOL_CALLED_WITH ``targets[0]`` is the tool name and ``arguments`` the expected arguments; for
+    TOOL_CALLED_IN_ORDER (an Assay extension) ``targets`` are tool names that must be called in that relative
+    order, other calls in between allowed. ``threshold`` is seconds for LATENCY and currency units for COST.
+    ``json_path`` (``$``-rooted) selects a value of a JSON response to compare; ``turn`` selects an assistant
+    turn of the case's conversation instead of the final answer. ``negate`` is the NOT modifier.
     """
 
     type: AssertionType

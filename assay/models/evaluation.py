@@ -28,6 +28,7 @@ CaseInput = Literal[
     "tokens",
     "assertions",
     "conversation",
+    "tool_calls",
 ]
 
 

@@ -1,5 +1,6 @@
 """The assertions evaluator (seed 004): every type, the modifiers, templates, JSON, tools, turns and weights."""
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -182,6 +183,72 @@ def test_tool_assertions_match_name_and_an_argument_subset() -> None:
         variables=variables,
     )
     assert "undefined variable 'account'" in reason
+
+
+AGENT_RUN = [
+    ToolCall(name="search", arguments={"q": "card lost"}),
+    ToolCall(name="lookup_account", arguments={"id": "A1"}),
+    ToolCall(name="search", arguments={"q": "freeze"}),
+    ToolCall(name="freeze_card", arguments={"card": "1234"}),
+]
+
+
+@pytest.mark.parametrize(
+    ("targets", "holds"),
+    [
+        (["lookup_account", "freeze_card"], True),
+        (["search", "freeze_card"], True),  # other calls in between are allowed
+        (["search", "search", "freeze_card"], True),  # a name listed twice needs two calls
+        (["lookup_account", "search"], True),  # the second search comes after the lookup
+        (["search", "search", "search"], False),
+        (["freeze_card", "lookup_account"], False),  # wrong order
+        (["lookup_account", "notify_customer"], False),  # a tool never called
+        (["{{verify}}", "freeze_card"], True),  # templates are filled
+    ],
+)
+def test_tool_called_in_order_holds_for_the_names_as_a_subsequence_of_the_calls(
+    targets: list[str], holds: bool
+) -> None:
+    variables = {"verify": "lookup_account"}
+    in_order = check("TOOL_CALLED_IN_ORDER", *targets)
+    negated = check("TOOL_CALLED_IN_ORDER", *targets, negate=True)
+    assert case_score(in_order, tool_calls=AGENT_RUN, variables=variables) == (100.0 if holds else 0.0)
+    assert case_score(negated, tool_calls=AGENT_RUN, variables=variables) == (0.0 if holds else 100.0)
+
+
+def test_tool_called_in_order_reasons_name_the_tool_that_broke_the_order() -> None:
+    reasons = [
+        entry.get("reason")
+        for entry in listed(
+            check("TOOL_CALLED_IN_ORDER", "freeze_card", "lookup_account"),
+            check("TOOL_CALLED_IN_ORDER", "lookup_account", "notify_customer"),
+            check("TOOL_CALLED_IN_ORDER", "lookup_account", "freeze_card", negate=True),
+            check("TOOL_CALLED_IN_ORDER", "Lookup_Account", "FREEZE_CARD", ignore_case=True),
+            check("TOOL_CALLED_IN_ORDER", "Lookup_Account", "freeze_card"),
+            tool_calls=AGENT_RUN,
+        )
+    ]
+    calls = "(calls: 'search', 'lookup_account', 'search', 'freeze_card')"
+    assert reasons == [
+        f"no call to 'lookup_account' after 'freeze_card' {calls}",
+        f"no call to 'notify_customer' {calls}",
+        "negated, but 'lookup_account', 'freeze_card' called in that order",
+        None,
+        f"no call to 'Lookup_Account' {calls}",
+    ]
+    assert case_score(check("TOOL_CALLED_IN_ORDER", "search")) == 0.0  # no calls at all
+    with pytest.raises(ValueError, match="TOOL_CALLED_IN_ORDER needs at least one value in 'targets'"):
+        Assertion(type="TOOL_CALLED_IN_ORDER")
+    misplaced = unscored_reason(check("TOOL_CALLED_IN_ORDER", "search", json_path="$.a"), response_format="json",
+                                actual_output="{}", tool_calls=AGENT_RUN)  # fmt: skip
+    assert misplaced.endswith("json_path applies only to text assertions")
+
+
+def test_the_assertions_description_lists_the_order_extension() -> None:
+    description = build_evaluator("assertions").spec.description
+    assert "TOOL_CALLED_IN_ORDER, an Assay extension" in description
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "`TOOL_CALLED_IN_ORDER` (an Assay extension)" in readme
 
 
 @pytest.mark.parametrize(("kind", "field"), [("LATENCY", "duration"), ("COST", "cost")])
