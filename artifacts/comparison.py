@@ -25,6 +25,7 @@ from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.models.comparison import CaseChange, Comparison, MetricDelta, ProblemChange, RunReference, Unmatched
 from assay.models.evaluation import on_good_side
+from assay.models.hosts import TRACES_HOST_TYPE
 
 RESAMPLES = 2000
 CONFIDENCE = 0.95
@@ -36,6 +37,7 @@ def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = S
     base_thresholds, cur_thresholds = thresholds_in_force(baseline), thresholds_in_force(current)
     base_catalogue, cur_catalogue = catalogue_from_run(base), catalogue_from_run(cur)
     base_models, cur_models = _models(base), _models(cur)
+    base_samples, cur_samples = _production_samples(base), _production_samples(cur)
     unmatched = Unmatched(
         models_only_in_baseline=sorted(set(base_models) - set(cur_models)),
         models_only_in_current=sorted(set(cur_models) - set(base_models)),
@@ -69,7 +71,8 @@ def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = S
                 if before is None or after is None:
                     tally.no_results(model_key, evaluator_id, metric.key)
                     continue
-                cases = tally.triple(model_key, evaluator_id, metric.key, before, after)
+                samples = model_key in base_samples and model_key in cur_samples
+                cases = tally.triple(model_key, evaluator_id, metric.key, before, after, samples=samples)
                 rng = np.random.default_rng([seed, zlib.crc32(f"{model_key}|{evaluator_id}|{metric.key}".encode())])
                 delta = _delta(before, after, metric.higher_is_better, rng)
                 deltas.append(
@@ -226,6 +229,12 @@ def _problem_changes(base_document: Any, cur_document: Any, unmatched: Unmatched
 
 def _models(run: RunDocuments) -> list[str]:
     return [model["key"] for model in (run.get("summary.json") or {}).get("models", [])]
+
+
+def _production_samples(run: RunDocuments) -> set[str]:
+    """Models whose answers were read from production traces: a run of them is a sample of requests."""
+    models = (run.get("summary.json") or {}).get("models", [])
+    return {model["key"] for model in models if model.get("type") == TRACES_HOST_TYPE}
 
 
 def _rows(run: RunDocuments, evaluator_id: str, model_key: str) -> dict[str, dict[str, Any]]:

@@ -3,7 +3,9 @@ everything left out with its reason, so that "0 worse" can never stand for "noth
 
 A triple counts as compared when at least one test case key was scored in both runs; a triple whose runs
 share no case, or whose shared cases are unscored in one run, is left out of the case-by-case comparison
-(its delta, if any, is an unpaired one between different cases). Pure bookkeeping, filled by
+(its delta, if any, is an unpaired one between different cases). Two production samples (labs imported from
+traces: this week's requests against last week's) share no case by design: their triples count as compared,
+as independent samples, when each run scored at least two cases. Pure bookkeeping, filled by
 ``compare_runs``."""
 
 from dataclasses import dataclass, field
@@ -12,6 +14,12 @@ from assay.models.comparison import Coverage, LeftOut, Unmatched
 
 Scores = dict[str, float | None]
 """test case key -> value (None: unscored) for one model, evaluator and metric."""
+MIN_SAMPLE = 2
+"""Scored cases each production sample needs for an unpaired interval."""
+
+
+def _scored(scores: Scores) -> int:
+    return sum(1 for value in scores.values() if value is not None)
 
 
 @dataclass
@@ -23,6 +31,7 @@ class CoverageTally:
     metrics_compared: int = 0
     matched: set[str] = field(default_factory=set)
     compared: set[str] = field(default_factory=set)
+    samples_compared: int = 0
 
     @classmethod
     def starting_from(cls, unmatched: Unmatched, *, models_in_both: int, evaluators_in_both: int) -> "CoverageTally":
@@ -54,9 +63,12 @@ class CoverageTally:
         )
 
     def triple(
-        self, model_key: str, evaluator_id: str, metric_key: str, before: Scores, after: Scores
+        self, model_key: str, evaluator_id: str, metric_key: str, before: Scores, after: Scores, *, samples: bool
     ) -> dict[str, int]:
-        """Count one triple's matched and compared cases; leave it out when no case was scored in both runs."""
+        """Count one triple's matched and compared cases; leave it out when no case was scored in both runs.
+
+        ``samples``: the runs are two production samples (different requests by design), compared as
+        independent samples when each scored at least 2 cases."""
         self.metrics_in_both += 1
         matched = set(before) & set(after)
         compared = {key for key in matched if before[key] is not None and after[key] is not None}
@@ -64,6 +76,9 @@ class CoverageTally:
         self.compared |= compared
         if compared:
             self.metrics_compared += 1
+        elif samples and _scored(before) >= MIN_SAMPLE and _scored(after) >= MIN_SAMPLE:
+            self.metrics_compared += 1
+            self.samples_compared += 1
         else:
             item = f"{model_key} / {evaluator_id}.{metric_key}"
             if matched:
@@ -83,6 +98,7 @@ class CoverageTally:
             metrics_in_both=self.metrics_in_both,
             cases_matched=len(self.matched),
             cases_compared=len(self.compared),
+            samples_compared=self.samples_compared,
             left_out=self.left_out,
             nothing_comparable_reason=self._nothing_comparable_reason(),
         )

@@ -85,10 +85,16 @@ def compared_lines(comparison: Comparison) -> list[str]:
     if compared.nothing_comparable:
         lines += [f"**Nothing was comparable**: {for_markdown_text(compared.nothing_comparable_reason)}. No "
                   "regression, and no absence of one, can be concluded from this comparison.", ""]  # fmt: skip
+    by_case = compared.metrics_compared - compared.samples_compared
     lines.append(
-        f"- {compared.metrics_compared} of {compared.metrics_in_both} (model, evaluator, metric) in both runs compared "
+        f"- {by_case} of {compared.metrics_in_both} (model, evaluator, metric) in both runs compared "
         f"case by case; {compared.cases_matched} test cases in both runs, {compared.cases_compared} scored in both."
     )
+    if compared.samples_compared:
+        lines.append(
+            f"- {compared.samples_compared} compared as independent production samples (labs imported from traces: "
+            "different requests in each run; the interval is an unpaired bootstrap of the difference in means)."
+        )
     if compared.left_out:
         lines += ["", "| left out | reason | detail |", "|---|---|---|"]
         lines += [f"| {for_markdown_cell(item.item)} | {item.reason} | {for_markdown_cell(item.detail)} |"

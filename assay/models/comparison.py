@@ -101,13 +101,20 @@ class Coverage(DomainModel):
     """What a comparison actually compared: a comparison of nothing must not read as "0 worse"."""
 
     metrics_compared: int = Field(
-        description="(model, evaluator, metric) triples with at least one test case scored in both runs."
+        description="(model, evaluator, metric) triples with at least one test case scored in both runs, or, for "
+        "two production samples, at least 2 cases scored in each."
     )
     metrics_in_both: int = Field(description="(model, evaluator, metric) triples both runs have, compared or not.")
     cases_matched: int = Field(
         description="Distinct test case keys found in both runs for a model and evaluator both runs have."
     )
     cases_compared: int = Field(description="Distinct test case keys scored in both runs on some compared metric.")
+    samples_compared: int = Field(
+        default=0,
+        description="Triples of two production samples (models read from traces) compared as independent samples: "
+        "different requests, so no case is in both runs; each run scored at least 2 cases and the delta's "
+        "interval is an unpaired bootstrap. Counted in metrics_compared.",
+    )
     left_out: list[LeftOut] = Field(default_factory=list, description="What was not compared case by case, and why.")
     nothing_comparable_reason: str = Field(
         default="", description="Why no case and metric could be compared; empty when something was."

@@ -51,6 +51,11 @@ class ModelPrice(DomainModel):
     output_per_1k: FiniteFloat = Field(ge=0)
 
 
+TRACES_HOST_TYPE = "traces"
+"""`ModelHost.type` of a production service whose answers were read from its traces (``assay traces import``):
+its test lab is a sample of real requests, and two such samples are compared as independent samples."""
+
+
 class ModelHost(DomainModel):
     """How to reach one system under test.
 

@@ -27,20 +27,32 @@ SERVICE = "bank-assistant"
 REFERENCE_FREE = "groundedness,looping_detection,pii_leakage,latency,token_count"
 
 
-@pytest.fixture(scope="module")
-def export(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    folder = tmp_path_factory.mktemp("traces")
+def _week(folder: Path, responder: Any, *, failing: bool) -> tuple[Path, int, dict[str, str]]:
+    """One week of production: the app answers the customers' questions; its spans exported as OTLP JSON."""
     answers: dict[str, str] = {}
-    with serve_openai(OpenAIServer(responder=answer_from_context)) as server, traced(SERVICE) as (provider, spans):
+    with serve_openai(OpenAIServer(responder=responder)) as server, traced(SERVICE) as (provider, spans):
         assistant = BankAssistant(server.url, provider)
         for session, question in QUESTIONS:
             answers[question] = assistant.ask(question, session)
-        with pytest.raises(openai.InternalServerError):
-            assistant.ask(FAILING[1], FAILING[0])
-        path = folder / "otlp" / "traces.jsonl"
-        path.parent.mkdir()
-        count = write_otlp_json(spans, path)
-    return {"folder": folder, "file": path, "spans": count, "answers": answers}
+        if failing:
+            with pytest.raises(openai.InternalServerError):
+                assistant.ask(FAILING[1], FAILING[0])
+        path = folder / "traces.jsonl"
+        folder.mkdir(parents=True)
+        return path, write_otlp_json(spans, path), answers
+
+
+def _invented(_: dict[str, Any]) -> dict[str, Any]:
+    """A regressed model: it ignores the retrieved context."""
+    return {"content": "All our services became free of charge last spring, including overdrafts abroad."}
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    folder = tmp_path_factory.mktemp("traces")
+    path, count, answers = _week(folder / "otlp", answer_from_context, failing=True)
+    regressed, _, _ = _week(folder / "week-2", _invented, failing=False)
+    return {"folder": folder, "file": path, "spans": count, "answers": answers, "regressed": regressed}
 
 
 @pytest.fixture(scope="module")
@@ -96,20 +108,26 @@ def test_a_failed_request_is_kept_as_a_case_with_its_error(imported: dict) -> No
 
 
 @pytest.fixture(scope="module")
-def evaluated(imported: dict[str, Any]) -> Iterator[tuple[Any, Path]]:
+def evaluated(export: dict[str, Any], imported: dict[str, Any]) -> Iterator[dict[str, tuple[Any, Path]]]:
+    """Both weeks imported and evaluated by the same reference-free evaluators, in one Prefect server."""
     from prefect.testing.utilities import prefect_test_harness
 
-    out = imported["out"].parent / "evaluation"
+    folder = imported["out"].parent
+    week_2 = folder / "week-2.json"
+    imported_2 = runner.invoke(app, ["traces", "import", str(export["regressed"]), "--out", str(week_2)])
+    assert imported_2.exit_code == 0, imported_2.output
+    runs = {}
     with prefect_test_harness(server_startup_timeout=180):
-        result = runner.invoke(
-            app, ["evaluate", "--lab", str(imported["out"]), "--evaluators", REFERENCE_FREE, "--out", str(out)]
-        )
-    yield result, out
+        for name, lab in (("week-1", imported["out"]), ("week-2", week_2)):
+            out = folder / f"evaluation-{name}"
+            arguments = ["evaluate", "--lab", str(lab), "--evaluators", REFERENCE_FREE, "--out", str(out)]
+            runs[name] = (runner.invoke(app, arguments), out)
+    yield runs
 
 
 @pytest.mark.slow
-def test_reference_free_evaluators_score_the_imported_traces(evaluated: tuple[Any, Path], imported: dict) -> None:
-    result, out = evaluated
+def test_reference_free_evaluators_score_the_imported_traces(evaluated: dict, imported: dict) -> None:
+    result, out = evaluated["week-1"]
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     [model] = summary["models"]
@@ -127,3 +145,23 @@ def test_reference_free_evaluators_score_the_imported_traces(evaluated: tuple[An
     assert fee["total_token_count"] == expected["input_tokens"] + expected["output_tokens"]
     problems = json.loads((out / "problems" / "problems_and_actions.json").read_text())["problems"]
     assert any("failed to answer 1 of 4" in problem["description"] for problem in problems)
+
+
+@pytest.mark.slow
+def test_compare_finds_the_regression_between_two_weeks_of_production(evaluated: dict, tmp_path: Path) -> None:
+    """Two production samples share no request: they are compared as independent samples, not "nothing
+    comparable", and the week whose answers ignore the documents is significantly less grounded."""
+    (_, before), (week_2, after) = evaluated["week-1"], evaluated["week-2"]
+    assert week_2.exit_code == 0, week_2.output
+    out = tmp_path / "cmp"
+    result = runner.invoke(app, ["compare", str(before), str(after), "--out", str(out), "--fail-on-regression"])
+    assert result.exit_code == 3, result.output
+    assert "as independent production samples" in " ".join(result.output.split())
+    comparison = json.loads((out / "comparison.json").read_text())
+    grounded = next(d for d in comparison["deltas"] if d["metric"] == "groundedness")
+    assert grounded["change"] == "worse" and grounded["pairing"] == "unpaired" and grounded["ci_high"] < 0
+    assert comparison["compared"]["samples_compared"] > 0 and comparison["compared"]["cases_matched"] == 0
+    assert "independent production samples" in (out / "comparison.md").read_text()
+    same = runner.invoke(app, ["compare", str(before), str(before), "--out", str(tmp_path / "same"),
+                               "--fail-on-regression"])  # fmt: skip
+    assert same.exit_code == 0, same.output

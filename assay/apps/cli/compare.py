@@ -134,9 +134,12 @@ def print_left_out(comparison: "Comparison") -> None:
     if compared is None:
         return
     style = "red" if compared.nothing_comparable else "green"
+    by_case = compared.metrics_compared - compared.samples_compared
+    samples = (f", {compared.samples_compared} as independent production samples (different requests)"
+               if compared.samples_compared else "")  # fmt: skip
     console.print(
-        f"compared: [{style}]{compared.metrics_compared}[/] of {compared.metrics_in_both} (model, evaluator, "
-        f"metric) in both runs, case by case; {compared.cases_matched} test cases in both runs, "
+        f"compared: [{style}]{by_case}[/] of {compared.metrics_in_both} (model, evaluator, "
+        f"metric) in both runs case by case{samples}; {compared.cases_matched} test cases in both runs, "
         f"[{style}]{compared.cases_compared}[/] scored in both",
         highlight=False,
     )
