@@ -33,6 +33,7 @@ def defaults() -> dict[str, Any]:
     return {
         "sample_hosts": list(RUN_DEFAULTS.hosts),
         "offline_evaluators": list(RUN_DEFAULTS.evaluators),
+        "production_evaluators": list(RUN_DEFAULTS.production_evaluators),
         "sample_suite": suite.as_posix(),
         "seed": RUN_DEFAULTS.seed,
         "mrm_steps": MrmParameters().model_dump(mode="json"),

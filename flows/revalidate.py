@@ -42,8 +42,13 @@ def revalidation_flow(
     checked = checked_gates(gates or [], evaluator_ids)
     summary = evaluate_flow(out=out, suite=suite, hosts=hosts, evaluators=evaluator_ids, name=name)
     verdict = judge_against_baseline(name, summary["run_id"], baseline, checked, fail_on, fail_on_regression)
+    return concluded(name, summary["run_id"], verdict)
+
+
+def concluded(name: str, run_id: str, verdict: dict[str, Any]) -> dict[str, Any]:
+    """The verdict, or the flow run ended Failed with every reason when the re-validation failed."""
     baseline_text = verdict["baseline"]["run_id"] if verdict["baseline"] else "none"
-    print(f"re-validation {name}: run {summary['run_id']}, baseline {baseline_text}")
+    print(f"re-validation {name}: run {run_id}, baseline {baseline_text}, verdict {verdict['verdict']}")
     if verdict["verdict"] == "not comparable":
         raise RevalidationNotComparable("; ".join(verdict["reasons"]))
     if verdict["breached"]:

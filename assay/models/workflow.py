@@ -101,6 +101,18 @@ class RunDefaults(DomainModel):
         default=DEFAULT_EVALUATORS, description="Offline, fast, and meaningful on any suite."
     )
     mrm_name: str = Field(default="mrm", description="The MRM workflow's artifacts' name in the store.")
+    production_evaluators: tuple[str, ...] = Field(
+        default=("groundedness", "answer_relevancy_sentence_similarity", "looping_detection", "pii_leakage",
+                 "latency", "token_count"),
+        description="What a production re-validation scores requests by: offline, and meaningful without an "
+        "expected answer (production traces have none).",
+    )  # fmt: skip
+    production_sample: str = Field(
+        default="200", description="How many traces a production re-validation evaluates (a count or a fraction)."
+    )
+    production_lookback_days: float = Field(
+        default=7.0, description="A production re-validation reads the requests of the last N days."
+    )
     seed: int = Field(default=0, description="The seed of every random choice of an MRM run.")
 
 

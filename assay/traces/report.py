@@ -57,3 +57,29 @@ class TraceImportReport(BaseModel):
     @property
     def unmapped_total(self) -> int:
         return sum(item.count for item in self.unmapped_spans)
+
+
+def report_markdown(report: TraceImportReport) -> str:
+    """The import report as a reviewer reads it in Prefect's Artifacts tab."""
+    kinds = ", ".join(f"{kind} {count}" for kind, count in report.spans_by_kind.items()) or "none"
+    lines = [
+        "# Production traces imported",
+        "",
+        f"- **{report.cases}** requests became test cases ({report.cases_with_error} ended in error; "
+        f"{report.sessions} multi-turn sessions).",
+        f"- Read {report.spans} spans ({kinds}) in {report.traces} traces from {len(report.files)} "
+        f"{report.format} file(s).",
+        f"- Window: since {report.window.get('since') or 'the first request'}, until "
+        f"{report.window.get('until') or 'the last'}.",
+    ]
+    if report.sample:
+        lines.append(f"- Sample: {report.sample} (seed {report.seed}), stratified by {report.stratified_by}.")
+    masked = ", ".join(f"{kind} {count}" for kind, count in report.masked.items()) or "nothing found"
+    lines.append(f"- Masked before storing: {masked}" + ("" if report.pii_masked else " (personal data kept)") + ".")
+    if report.left_out:
+        lines += ["", "| left out | traces | e.g. |", "|---|---|---|"]
+        lines += [f"| {item.reason} | {item.count} | {', '.join(item.examples[:3])} |" for item in report.left_out]
+    if report.unmapped_spans:
+        lines += ["", "| span not mapped (kind) | name | count |", "|---|---|---|"]
+        lines += [f"| {item.kind} | {item.name} | {item.count} |" for item in report.unmapped_spans[:MAX_EXAMPLES]]
+    return "\n".join(lines) + "\n"

@@ -30,6 +30,7 @@ def test_prefect_deploy_loader_accepts_the_file_and_sees_every_deployment() -> N
         ("flows/mrm.py:mrm_workflow", "unattended"),
         ("flows/evaluate.py:evaluate_flow", "evaluate"),
         ("flows/revalidate.py:revalidation_flow", "revalidation"),
+        ("flows/production.py:production_revalidation_flow", "production-revalidation"),
         ("flows/baseline.py:approve_baseline_flow", "approve-baseline"),
     ]
     assert {d.work_pool.name for d in model.deployments if d.work_pool} == {"assay-process"}
@@ -98,12 +99,14 @@ def test_schedules_are_valid_crons_that_fire_when_documented() -> None:
     from prefect.client.schemas.schedules import CronSchedule
 
     scheduled = {name: spec.schedules for name, spec in SPECS.items() if spec.schedules}
-    assert set(scheduled) == {"unattended", "revalidation"}
+    assert set(scheduled) == {"unattended", "revalidation", "production-revalidation"}
     for schedules in scheduled.values():
         for item in schedules:
             CronSchedule(cron=item.cron, timezone=item.timezone)
     monday = croniter(SPECS["revalidation"].schedules[0].cron, datetime(2026, 11, 24, tzinfo=UTC)).get_next(datetime)
     assert (monday.weekday(), monday.hour, monday.minute) == (0, 6, 0)
+    daily = croniter(SPECS["production-revalidation"].schedules[0].cron, datetime(2026, 11, 24, 6, tzinfo=UTC))
+    assert daily.get_next(datetime) == datetime(2026, 11, 25, 5, tzinfo=UTC)
 
 
 def test_a_schedule_with_both_cron_and_interval_is_refused_naming_the_file(tmp_path: Path) -> None:
@@ -141,6 +144,7 @@ def test_serve_registers_all_deployments_with_their_yaml_parameters_by_default()
         "mrm-workflow/unattended",
         "evaluate/evaluate",
         "revalidation/revalidation",
+        "production-revalidation/production-revalidation",
         "approve-baseline/approve-baseline",
     }
     for deployment in deployments.values():

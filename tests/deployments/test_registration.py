@@ -24,6 +24,7 @@ FLOW_NAMES = {
     "unattended": "mrm-workflow",
     "evaluate": "evaluate",
     "revalidation": "revalidation",
+    "production-revalidation": "production-revalidation",
     "approve-baseline": "approve-baseline",
 }
 
@@ -76,6 +77,8 @@ def test_prefect_deploy_registers_every_deployment_with_typed_parameters(
     assert {"per_metric", "page_size"} == step_fields(schema, "calibration")
     assert interactive.schedules == []
     assert cron_strings(client.read_deployment_by_name("revalidation/revalidation")) == ["0 6 * * 1"]
+    production = client.read_deployment_by_name("production-revalidation/production-revalidation")
+    assert cron_strings(production) == ["0 5 * * *"]
     assert cron_strings(client.read_deployment_by_name("mrm-workflow/unattended")) == ["0 2 * * 0"]
 
     # Serving a name that a worker deployment holds would leave it with worker-only storage: serve refuses.

@@ -65,8 +65,8 @@ def import_(
 
     Exit codes: 0 imported; 2 bad input (a file that cannot be read as the format, naming the file, line and
     span; a bad option); 1 unexpected error."""
-    from assay.formats.native import export_native
-    from assay.traces import ImportOptions, SampleSize, import_traces, trace_files
+    from assay.traces import ImportOptions, SampleSize
+    from assay.traces.files import import_to_file, report_path
 
     with user_errors():
         if format not in FORMATS:
@@ -81,14 +81,9 @@ def import_(
             stratify_by=stratify_by,
             mask_pii=mask_pii,
         )
-        files = trace_files(_local_sources(sources))
-        lab, report = import_traces(files, options)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        export_native(lab, out)
-        report_path = out.with_name(f"{out.stem}.import.json")
-        report_path.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        report = import_to_file(_local_sources(sources), options, out)
     _print(report)
-    console.print(f"lab: {for_terminal(out)} (report: {for_terminal(report_path)})", highlight=False)
+    console.print(f"lab: {for_terminal(out)} (report: {for_terminal(report_path(out))})", highlight=False)
 
 
 def _local_sources(sources: list[str]) -> list[Path]:
