@@ -42,7 +42,9 @@ class S3ObjectStore(ObjectStore):
         secure: bool = True,
         region: str | None = None,
         prefix: str = "",
+        create_bucket: bool = True,
     ) -> None:
+        """``create_bucket`` False: a missing bucket is an error (a reader must not create what it reads)."""
         host, secure = _split_endpoint(endpoint, secure)
         self.endpoint = host
         self.bucket = bucket
@@ -55,15 +57,17 @@ class S3ObjectStore(ObjectStore):
             )
         except ValueError as error:
             raise ValueError(f"invalid S3 endpoint {endpoint!r} or bucket {bucket!r}: {error}") from error
-        self._ensure_bucket()
+        self._ensure_bucket(create_bucket)
 
     def describe(self) -> str:
         return f"s3://{self.endpoint}/{self.bucket}/{self.prefix}".rstrip("/")
 
-    def _ensure_bucket(self) -> None:
+    def _ensure_bucket(self, create: bool = True) -> None:
         with self._errors("create bucket", ""):
             if self._client.bucket_exists(self.bucket):
                 return
+            if not create:
+                raise StorageError(f"no bucket {self.bucket!r} on {self.endpoint}")
             try:
                 self._client.make_bucket(self.bucket)
             except S3Error as error:

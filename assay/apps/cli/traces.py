@@ -81,16 +81,9 @@ def import_(
             stratify_by=stratify_by,
             mask_pii=mask_pii,
         )
-        report = import_to_file(_local_sources(sources), options, out)
+        report = import_to_file(sources, options, out)
     _print(report)
     console.print(f"lab: {for_terminal(out)} (report: {for_terminal(report_path(out))})", highlight=False)
-
-
-def _local_sources(sources: list[str]) -> list[Path]:
-    for source in sources:
-        if source.startswith("s3://"):
-            raise ValueError(f"{source}: reading traces from S3 is not available yet; copy the files first")
-    return [Path(source) for source in sources]
 
 
 def _moment(text: str | None, option: str) -> datetime | None:
