@@ -2,7 +2,6 @@
 with the import report in the run's Artifacts tab."""
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from assay.tasks.control_room import prefect_key
@@ -43,7 +42,7 @@ def import_production_traces(
             mask_pii=mask_pii,
         )
         lab = load_settings().home / "production" / name / f"{now:%Y%m%dT%H%M%SZ}" / "lab.json"
-        report = import_to_file([Path(traces)], options, lab)
+        report = import_to_file([traces], options, lab)
     create_markdown_artifact(
         markdown=report_markdown(report),
         key=prefect_key("traces", name),
