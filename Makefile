@@ -55,6 +55,7 @@ bench: install bytecode
 	-$(BIN)/python bench/validity.py  # exits 1 while a validity target of issue 23 is missed; the other benches still run
 	$(BIN)/python bench/evaluate_all.py
 	$(BIN)/python bench/judges.py
+	$(BIN)/python bench/traces.py
 
 clean:
 	rm -rf .assay demo-output .pytest_cache

@@ -26,7 +26,8 @@ class GuidelineAdherence(JudgedEvaluator):
         description=(
             "Asks the LLM judge whether the actual answer follows every guideline given for it: the test case's "
             "own guidelines and, rated separately, the global guidelines set for the whole run (language, tone, "
-            "length, required disclaimers, topics to avoid...)."
+            "length, required disclaimers, topics to avoid...). A multi-turn case (a production session's later "
+            "request) is judged on its last answer with the conversation before it."
         ),
         domain="generation",
         compliance=[*COMPLIANCE, "EU AI Act: Transparency"],
@@ -98,5 +99,9 @@ class GuidelineAdherence(JudgedEvaluator):
 
     @staticmethod
     def _inputs(case: CaseContext, guidelines: list[str]) -> dict[str, str]:
+        """The last turn is judged with the conversation before it (a production session's earlier requests and
+        answers), so that a guideline about the conversation ("do not repeat an earlier answer") can be judged."""
         numbered = "\n".join(f"{index}. {text.strip()}" for index, text in enumerate(guidelines, 1))
-        return {"request": case.question, "response": case.actual_output or "", "guidelines": numbered}
+        conversation = "\n".join(f"{turn.role}: {turn.content}" for turn in case.turns) or "(none)"
+        return {"conversation": conversation, "request": case.question, "response": case.actual_output or "",
+                "guidelines": numbered}  # fmt: skip

@@ -28,8 +28,9 @@ def import_production_traces(
     stratify_by: StratumKey,
     mask_pii: bool,
 ) -> dict[str, Any]:
-    """The traces of the last ``lookback_days`` under ``traces`` (a file or folder), sampled and masked, as a lab
-    under ``<assay home>/production/<name>/<UTC time>/lab.json``; fails when no request is left to evaluate."""
+    """The traces of the last ``lookback_days`` under ``traces`` (a file, folder or s3://BUCKET/PREFIX), sampled
+    and masked, as a lab under ``<assay home>/production/<name>/<UTC time>/lab.json``; fails when no request is
+    left to evaluate."""
     with library_time():
         now = datetime.now(UTC)
         options = ImportOptions(

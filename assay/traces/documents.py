@@ -23,7 +23,27 @@ def documents(path: Path) -> Iterator[tuple[int, Any]]:
     if _is_json_lines(path):
         yield from _lines(path)
     else:
-        yield 1, parse_json(read_text(path), path)
+        text = read_text(path)
+        try:
+            document = parse_json(text, path)
+        except FormatError as error:
+            raise _whole_file_hint(error, text) from None
+        yield 1, document
+
+
+def _whole_file_hint(error: FormatError, text: str) -> FormatError:
+    """A whole-file document that does not parse names the last span it began before the fault, and says when
+    the file ends inside the document (cut short while it was written)."""
+    located = re.fullmatch(r"line (\d+) column (\d+)", error.location)
+    if located:
+        line, column = int(located.group(1)), int(located.group(2))
+        offset = sum(len(before) + 1 for before in text.split("\n")[: line - 1]) + column - 1
+        spans = _LAST_SPAN_ID.findall(text[:offset].encode("utf-8", errors="replace"))
+        if spans:
+            error.location += f" (in or after span {spans[-1].decode('utf-8', errors='replace')})"
+    if text.lstrip()[:1] in ("{", "[") and text.rstrip()[-1:] not in ("}", "]"):
+        error.message += "; the file ends inside the document: it looks cut short (truncated)"
+    return error
 
 
 def _is_json_lines(path: Path) -> bool:

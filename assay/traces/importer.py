@@ -15,21 +15,22 @@ from pathlib import Path
 
 from assay.formats.errors import FormatError
 from assay.models import ConversationTurn, ModelHost, TestCase, TestLab, TestLabRow, ToolCall
-from assay.traces.mapping import MappedTrace, map_trace
+from assay.models.hosts import TRACES_HOST_TYPE
+from assay.traces.mapping import MappedTrace, map_trace, mapped_attributes
+from assay.traces.mlflow import read_mlflow
+from assay.traces.openinference import read_openinference
 from assay.traces.otlp import read_otlp
 from assay.traces.privacy import Masker
 from assay.traces.report import LeftOut, SpanCount, Stratum, TraceImportReport
 from assay.traces.sampling import SampleSize, StratumKey, in_window, stratified_sample
 from assay.traces.spans import Span
 
-TRACES_HOST_TYPE = "traces"
-"""`ModelHost.type` of a service whose answers were read from its traces."""
 DEFAULT_SERVICE = "production"
 """The model key of spans whose resource names no ``service.name``."""
 TRACE_SUFFIXES = (".json", ".jsonl")
 
 Reader = Callable[[Path], Iterator[Span]]
-READERS: dict[str, Reader] = {"otlp-json": read_otlp}
+READERS: dict[str, Reader] = {"otlp-json": read_otlp, "openinference": read_openinference, "mlflow": read_mlflow}
 """Trace formats by the name ``--format`` takes."""
 
 
@@ -73,8 +74,7 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
         stratified_by=options.stratify_by if options.sample else None,
         pii_masked=options.mask_pii,
     )
-    traces = _read(files, READERS[options.format], report)
-    mapped = _map(traces, report)
+    mapped = _map(_read(files, READERS[options.format], report), report)  # the spans go once mapped
     history = _conversations(mapped, report)
     outside = LeftOut(reason="started outside --since/--until")
     in_range = []
@@ -114,6 +114,7 @@ def _read(files: Sequence[Path], reader: Reader, report: TraceImportReport) -> d
                 duplicates.add(f"{span.trace_id}/{span.span_id}")
                 continue
             seen.add(key)
+            span.attributes = mapped_attributes(span)
             kinds[span.kind or "unknown"] += 1
             traces[span.trace_id].append(span)
     report.spans_by_kind = dict(sorted(kinds.items()))

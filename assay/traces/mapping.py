@@ -58,6 +58,25 @@ class MappedTrace:
     """(kind, name) of every span no field came from."""
 
 
+def mapped_attributes(span: Span) -> dict[str, Any]:
+    """The attributes of ``span`` that `map_trace` can read, by its place and kind: the request and answer
+    (``input.value``, ``output.value``) and usage only on a root; documents on a RETRIEVER; usage and messages
+    on an LLM; the call on a TOOL; the session anywhere. An import keeps only these, so that a large export's
+    spans, held until every trace is complete, do not also hold request bodies, embeddings and metadata
+    nothing reads. Keep it in step with the readings below."""
+    prefixes = [SpanAttributes.SESSION_ID]
+    if not span.parent_id:
+        prefixes += [SpanAttributes.INPUT_VALUE, SpanAttributes.OUTPUT_VALUE, "llm."]
+    if span.kind == LLM:
+        prefixes.append("llm.")
+    elif span.kind == RETRIEVER:
+        prefixes.append(f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.")
+    elif span.kind == TOOL:
+        prefixes += ["tool.", "tool_call.", SpanAttributes.INPUT_VALUE, SpanAttributes.OUTPUT_VALUE]
+    kept = tuple(prefixes)
+    return {key: value for key, value in span.attributes.items() if key.startswith(kept)}
+
+
 def map_trace(root: Span, spans: list[Span]) -> MappedTrace:
     """``spans``: every span of the trace, the root included, in any order."""
     ordered = sorted(spans, key=lambda span: span.start_ns)

@@ -7,9 +7,13 @@ large export is never held twice in memory: once as parsed JSON and again as spa
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from assay.formats.errors import FormatError
+from pydantic import BaseModel, ValidationError
+
+from assay.formats.errors import FormatError, from_validation_error, json_path
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
 
 TraceFileError = FormatError
 """A trace file that cannot be read: it names the file, the line or span, and what was expected."""
@@ -63,3 +67,14 @@ def span_error(path: Path | str, where: str, span_id: str | None, message: str) 
     """A `TraceFileError` at ``where`` (a line or JSON path) naming the span when its id is known."""
     location = f"{where}, span {span_id}" if span_id else where
     return TraceFileError(path, location, message)
+
+
+def validated(model: type[ModelT], raw: dict[str, Any], path: Path, location: str, span_id: str | None) -> ModelT:
+    """``raw`` read as one span of a format's own shape; a problem is located at the span and its field."""
+    try:
+        return model.model_validate(raw)
+    except ValidationError as error:
+        named = f"{location}, span {span_id}" if span_id else location
+        raise from_validation_error(
+            error, path, model=model, where=lambda loc: f"{named}, {json_path(*loc)}" if loc else named
+        ) from None

@@ -2,6 +2,7 @@
 columns and aggregate names in results.json, guidelines, chunk precision and custom judges."""
 
 import hashlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -264,3 +265,27 @@ def test_a_bad_custom_prompt_is_a_clear_error_naming_the_parameter(
     with pytest.raises(ValueError, match="parameter") as raised:
         build_evaluator(evaluator_id, **parameters)
     assert named in str(raised.value) and says in str(raised.value) and evaluator_id in str(raised.value)
+
+
+def test_guideline_adherence_judges_a_later_turn_with_the_conversation_before_it(
+    judge_server: JudgeServer, tmp_path: Path
+) -> None:
+    """A production session's second request: "do not repeat an earlier answer" can only be judged with the
+    conversation, which the judge is sent with the last turn."""
+    from assay.models import ConversationTurn
+
+    said = "The Notice Saver needs 95 days notice."
+    history = [ConversationTurn(role="user", content=QUESTION), ConversationTurn(role="assistant", content=said)]
+    rule = ["The response must not repeat an earlier answer"]
+    lab = _lab(
+        _row("repeats", said, prompt="And for the Easy Saver?", turns=history, guidelines=rule),
+        _row("answers", "The Easy Saver has no notice period.", prompt="And for the Easy Saver?", turns=history,
+             guidelines=rule),
+        _row("first_turn", said, guidelines=rule),
+    )  # fmt: skip
+    document = _run(judge_server, tmp_path, "guideline_adherence", lab)
+    assert {key: entry["guideline_adherence"] for key, entry in document["by_key"].items()} == {
+        "repeats": 0.0, "answers": 1.0, "first_turn": 1.0,
+    }  # fmt: skip
+    prompts = [json.dumps(request.body) for request in judge_server.requests]
+    assert any(f"assistant: {said}" in prompt and "And for the Easy Saver?" in prompt for prompt in prompts)

@@ -77,9 +77,14 @@ def safety(inputs: dict[str, str]) -> Verdict:
     )
 
 
-def _breaks(guideline: str, response: str) -> bool:
-    """Whether ``response`` breaks one guideline the rule understands; others are taken as followed."""
+def _breaks(guideline: str, response: str, conversation: str = "") -> bool:
+    """Whether ``response`` breaks one guideline the rule understands; others are taken as followed. "Repeat"
+    guidelines are about the conversation: the response breaks one when it says again what an earlier assistant
+    turn said."""
     text = response.lower()
+    if "repeat" in guideline.lower():
+        earlier = [line.split(":", 1)[1] for line in conversation.splitlines() if line.startswith("assistant:")]
+        return any(text.strip() and coverage(text, said.lower()) >= 0.8 for said in earlier)
     forbidden = _MUST_NOT.search(guideline)
     if forbidden:
         return any(word in content_words(text) for word in content_words(forbidden.group(1)))
@@ -100,7 +105,8 @@ def _breaks(guideline: str, response: str) -> bool:
 @rule("databricks_guideline_adherence")
 def guideline_adherence(inputs: dict[str, str]) -> Verdict:
     guidelines = numbered(inputs.get("guidelines", ""))
-    broken = [index for index, guideline in enumerate(guidelines, 1) if _breaks(guideline, inputs.get("response", ""))]
+    response, conversation = inputs.get("response", ""), inputs.get("conversation", "")
+    broken = [index for index, guideline in enumerate(guidelines, 1) if _breaks(guideline, response, conversation)]
     return _verdict(
         not broken,
         f"The response follows all {len(guidelines)} guidelines.",
