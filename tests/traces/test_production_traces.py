@@ -165,3 +165,25 @@ def test_compare_finds_the_regression_between_two_weeks_of_production(evaluated:
     same = runner.invoke(app, ["compare", str(before), str(before), "--out", str(tmp_path / "same"),
                                "--fail-on-regression"])  # fmt: skip
     assert same.exit_code == 0, same.output
+
+
+@pytest.mark.slow
+def test_the_report_of_a_production_sample_opens_offline_with_each_request(evaluated: dict) -> None:
+    """The reader's view: the run's HTML report, offline in chromium, shows every production request in the eval
+    eye with what the app answered, the masked email, and the failed request with its error."""
+    from playwright.sync_api import expect
+
+    from tests.support.browser import chromium_page, open_offline, skip_without_chromium
+
+    skip_without_chromium()
+    _, out = evaluated["week-1"]
+    with chromium_page("production-traces-report") as browser:
+        requests = open_offline(browser, out / "interpretation.html")
+        cards = browser.page.locator("#eye-rows > .eye-card")
+        expect(cards).to_have_count(4)
+        text = " ".join(cards.all_inner_texts())
+        assert CORPUS["fees.md"].split(". ")[0] in text and "[PII:email]" in text
+        assert "jane.doe@example.com" not in browser.page.content()
+        assert "Please close my account" in text and "500" in text
+        browser.shot("eval-eye")
+    assert requests == [] and browser.console_errors == []
