@@ -105,7 +105,7 @@ def verdict_markdown(verdict: RevalidationVerdict, comparison: Comparison | None
     else:
         lines.append(f"- Baseline: none compared. {for_markdown_text(verdict.baseline_note)}")
     for reason in verdict.reasons:
-        lines.append(f"- Fails: {for_markdown_text(reason)}")
+        lines.append(f"- Fails: {for_markdown_text(reason, after_label=True)}")
     gates = verdict.gates
     if gates.gates or gates.severity is not None:
         lines += ["", "## Gates", "", "| gate | model | value | verdict |", "|---|---|---:|---|"]

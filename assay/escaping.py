@@ -53,13 +53,17 @@ def for_terminal(text: object) -> str:
     return escape_rich_markup(visible_controls(str(text)))
 
 
-def for_markdown_text(text: object) -> str:
+def for_markdown_text(text: object, *, after_label: bool = False) -> str:
     """For inline Markdown (a list item, a heading, a sentence): one line, no HTML, no links, no emphasis,
-    and no block structure (a leading ``#`` or ``-`` is shown as it is)."""
+    and no block structure (a leading ``#`` or ``-`` is shown as it is). ``after_label``: the text follows a
+    label on its line ("- Fails: ..."), where it cannot start a block, so a leading "-" ("--fail-on") is left as
+    it is (Prefect's V1 shows an escaped one as ``&#45;``)."""
     single_line = _LINE_BREAK.sub(" ", visible_controls(str(text)))
     escaped = _MARKDOWN_SPECIAL.sub(
         lambda match: _MARKDOWN_ENTITIES[match.group()], html.escape(single_line, quote=False)
     )
+    if after_label:
+        return escaped
     return _BLOCK_START.sub(lambda match: f"{match.group(1)}&#{ord(match.group(2))};", escaped)
 
 

@@ -36,7 +36,7 @@ dev). Every result names the backend that scored it in ``details["backend"]``.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -51,10 +51,12 @@ from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, gold
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
+from assay.models import RetrievedChunk
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 METHODS = ("learned", "hybrid", "semantic", "semantic_gated", "lexical")
 BACKENDS = ("auto", "nli", "offline")
+SCOPES = ("answer", "conversation")
 RULE_BASED_THRESHOLD = 0.55  # the rule-based methods' support threshold, chosen on the independent set's dev split
 NAME_PENALTY = 0.5
 MISATTRIBUTED_PENALTY = 0.5
@@ -172,10 +174,22 @@ class Groundedness(Evaluator):
         default=None,
         metadata={"description": "NLI model folder, or a name under $ASSAY_MODELS_DIR; default: the configured one."},
     )
+    scope: str = field(
+        default="answer",
+        metadata={
+            "description": (
+                "answer: the case's answer against its retrieved context; conversation: a multi-turn case (a "
+                "production session's later request) judged as a whole, every assistant turn and the answer "
+                "against everything retrieved in the conversation (the turns' recorded passages and the case's)."
+            )
+        },
+    )
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
             raise ValueError(f"groundedness: method {self.method!r} is not one of {', '.join(METHODS)}")
+        if self.scope not in SCOPES:
+            raise ValueError(f"groundedness: scope {self.scope!r} is not one of {', '.join(SCOPES)}")
         if self.backend not in BACKENDS:
             raise ValueError(f"groundedness: backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
         self._nli_state: tuple[NliBackend | None, str | None] | None = None
@@ -219,7 +233,25 @@ class Groundedness(Evaluator):
             return RULE_BASED_THRESHOLD
         return super().default_threshold(metric_key)
 
+    def in_scope(self, case: CaseContext) -> CaseContext:
+        """The case as the scope reads it: with ``conversation``, the assistant turns and the answer as one answer,
+        the turns' passages and the case's as its context, and the user turns as the question's framing."""
+        if self.scope != "conversation" or not case.turns:
+            return case
+        said = [turn.content for turn in case.turns if turn.role == "assistant"]
+        asked = [turn.content for turn in case.turns if turn.role == "user"]
+        passages = [text for turn in case.turns for text in turn.context]
+        earlier = [RetrievedChunk(text=text, doc_uri="conversation", rank=rank) for rank, text in enumerate(passages)]
+        ranked = [chunk.model_copy(update={"rank": len(earlier) + chunk.rank}) for chunk in case.retrieved_context]
+        return replace(
+            case,
+            actual_output="\n".join([*said, case.actual_output or ""]).strip() or None,
+            retrieved_context=[*earlier, *ranked],
+            question="\n".join([*asked, case.question]),
+        )
+
     def prepare(self, cases: Sequence[CaseContext]) -> None:
+        cases = [self.in_scope(case) for case in cases]
         nli, _ = self._nli()
         if nli is not None:
             texts = [(c.actual_output or "", [chunk.text for chunk in c.retrieved_context]) for c in cases]
@@ -316,6 +348,7 @@ class Groundedness(Evaluator):
         return float(np.clip((best - WORD_FLOOR) / (WORD_FULL - WORD_FLOOR), 0.0, 1.0).sum())
 
     def score(self, case: CaseContext) -> Scored:
+        case = self.in_scope(case)
         nli, nli_reason = self._nli()
         if nli is not None:
             return self._entailment(case)

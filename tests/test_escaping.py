@@ -66,3 +66,12 @@ def test_corpus_patch_and_prompt_extension_escape_what_they_embed() -> None:
     rule = PromptRule(id="r", section="S", title="T", text="Expect [x](javascript:1) <i>", traces=[])
     text = PromptExtension(title="Rules\n# more", rules=[rule]).text()
     assert "](javascript:" not in text and "<i>" not in text and "\n# more" not in text
+
+
+def test_text_after_a_label_keeps_its_leading_dash() -> None:
+    """ "- Fails: --fail-on high ..." cannot start a block after its label; V1 showed the escaped dash as &#45;."""
+    from assay.escaping import for_markdown_text
+
+    assert for_markdown_text("--fail-on high: 2 high problems") == "&#45;-fail-on high: 2 high problems"
+    assert for_markdown_text("--fail-on high: 2 high problems", after_label=True) == "--fail-on high: 2 high problems"
+    assert for_markdown_text("<b>*x*</b>", after_label=True) == for_markdown_text("<b>*x*</b>")

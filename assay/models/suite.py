@@ -21,6 +21,11 @@ class Relationship(DomainModel):
 class ConversationTurn(DomainModel):
     role: Literal["system", "user", "assistant", "tool"]
     content: str
+    context: list[str] = Field(
+        default_factory=list,
+        description="Passages retrieved for this turn's answer, when known (a production session's earlier "
+        "requests, imported from traces): what conversation-level groundedness checks the turn against.",
+    )
 
 
 class TestCase(DomainModel):

@@ -166,7 +166,8 @@ def _conversations(mapped: list[MappedTrace], report: TraceImportReport) -> dict
             history[trace.trace_id] = list(turns)
             turns.append(ConversationTurn(role="user", content=trace.question or ""))
             if trace.answer is not None:
-                turns.append(ConversationTurn(role="assistant", content=trace.answer))
+                passages = [chunk.text for chunk in trace.documents]
+                turns.append(ConversationTurn(role="assistant", content=trace.answer, context=passages))
     report.sessions = sum(1 for requests in sessions.values() if len(requests) > 1)
     return history
 
@@ -195,7 +196,7 @@ def _row(trace: MappedTrace, turns: list[ConversationTurn], format: str, masker:
     case = TestCase(
         key=trace.trace_id,
         prompt=masker.text(trace.question) or "",
-        turns=[turn.model_copy(update={"content": masker.text(turn.content) or ""}) for turn in turns],
+        turns=[_masked_turn(turn, masker) for turn in turns],
         categories=[trace.route] if trace.route else [],
         generator=f"production traces ({format})",
     )
@@ -213,6 +214,12 @@ def _row(trace: MappedTrace, turns: list[ConversationTurn], format: str, masker:
         error=masker.text(trace.error),
         model_name=trace.model_name,
     )
+
+
+def _masked_turn(turn: ConversationTurn, masker: Masker) -> ConversationTurn:
+    return turn.model_copy(update={
+        "content": masker.text(turn.content) or "", "context": [masker.text(text) or "" for text in turn.context],
+    })  # fmt: skip
 
 
 def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:

@@ -133,9 +133,12 @@ def test_each_request_becomes_a_case_with_what_mlflow_recorded(recorded: list[Tr
 def test_sessions_and_tool_calls(recorded: list[Trace], imported: dict) -> None:
     rows = imported["rows"]
     turns = rows[REQUESTS[1][1]]["test_case"]["turns"]
-    assert turns == [
-        {"role": "user", "content": REQUESTS[0][1]}, {"role": "assistant", "content": CORPUS["kb/fees.md"]},
+    assert turns == [  # the earlier answer with the passages it was given: conversation-level groundedness
+        {"role": "user", "content": REQUESTS[0][1], "context": []},
+        {"role": "assistant", "content": CORPUS["kb/fees.md"],
+         "context": [chunk["text"] for chunk in rows[REQUESTS[0][1]]["context"]]},
     ]  # fmt: skip
+    assert CORPUS["kb/fees.md"] in turns[1]["context"]
     assert rows[REQUESTS[2][1]]["test_case"]["turns"] == [] and imported["report"]["sessions"] == 1
     [call] = rows[REQUESTS[2][1]]["tool_calls"]
     tool_span = next(span for span in recorded[2].data.spans if span.name == "lookup_rate")

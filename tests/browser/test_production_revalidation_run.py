@@ -1,0 +1,320 @@
+"""An operator re-validates production from the served ``production-revalidation`` deployment's Run form in
+Prefect's default UI (V1, at the server's root) at 1280x800, by clicking and typing, on folders of real traces;
+the week whose model ignores its documents fails the run, with the verdict in its Artifacts tab.
+
+Two weeks of production are traced first (``tests.traces.test_production_traces._week``: a RAG app traced with
+the OpenTelemetry SDK and OpenInference's openai instrumentation against the local OpenAI-compatible server,
+exported as OTLP JSON): week 1 answered from the retrieved documents, week 2 by a regressed model that ignores
+them. A real Prefect server and ``python -m assay.deployments.serve --deployment
+production-revalidation/production-revalidation`` run in subprocesses. The test opens Deployments ->
+production-revalidation -> Run -> Custom run, types the week-1 folder into ``traces`` (``sample`` kept at its
+default) and submits: the run completes, verdict "no baseline". A person approves that run as the baseline at a
+terminal (``assay baseline approve``). The same form with the week-2 folder: the run ends Failed, its state
+message naming the regression against that baseline; its Artifacts tab shows the verdict (a fail, groundedness
+worse) and the import report. The rag app's API key reaches neither the exported files nor the run's
+parameters. Screenshots (viewport, 1280x800) are kept under
+``.assay/test-screenshots/test_production_revalidation_from_the_deployment_form_fails_on_a_regression/``.
+"""
+
+import json
+import re
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect
+
+from assay.testing.processes import stop_group
+from tests.support.browser import Browser, chromium_page, skip_without_chromium, v1_field
+from tests.support.prefect_server import run_created_by_form, running_prefect_server, server_environment
+from tests.traces.rag_app import answer_from_context
+from tests.traces.test_production_traces import _invented, _week
+
+pytestmark = pytest.mark.timeout(600)  # ~1.5 min on a quiet 2-core machine
+REPO = Path(__file__).resolve().parents[2]
+TEST = "test_production_revalidation_from_the_deployment_form_fails_on_a_regression"
+NAME = "production-revalidation"  # the flow's, the deployment's and the re-validation's name
+APPROVER = "Grace Hopper"
+SECRET = "sk-test-not-a-secret"  # the rag app's API key (tests/traces/rag_app.py)
+WIDTH, HEIGHT = 1280, 800
+WAIT_S = 240
+FINAL = {"COMPLETED", "FAILED", "CRASHED", "CANCELLED"}
+VERDICT_KEY = f"revalidation-{NAME}"  # tasks.revalidate.judge_against_baseline
+IMPORT_KEY = f"traces-{NAME}"  # tasks.traces.import_production_traces
+
+
+def _api(api_url: str, path: str, body: dict | None = None) -> Any:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{api_url}{path}", data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+@dataclass
+class Served:
+    """The server, the serving process, where the deployment writes and the traced weeks."""
+
+    api_url: str
+    process: subprocess.Popen
+    log: Path
+    out: Path  # the deployment's exports (serve --out ROOT -> ROOT/production-revalidation/<run id>)
+    env: dict[str, str]  # the serving process's environment (its ASSAY_HOME holds the store and the labs)
+    weeks: dict[str, Path]  # week-1 (healthy), week-2 (regressed): the folders the trace exporter wrote
+
+    @property
+    def ui(self) -> str:
+        return self.api_url.removesuffix("/api")
+
+    @property
+    def home(self) -> Path:
+        return Path(self.env["ASSAY_HOME"])
+
+    def tail(self) -> str:
+        return self.log.read_text(errors="replace")[-4000:]
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    skip_without_chromium()
+    traces = tmp_path_factory.mktemp("production-traces")
+    weeks = {
+        "week-1": _week(traces / "week-1", answer_from_context, failing=False)[0].parent,
+        "week-2": _week(traces / "week-2", _invented, failing=False)[0].parent,
+    }
+    home = tmp_path_factory.mktemp("prefect")
+    base = tmp_path_factory.mktemp("production-deployment")
+    with running_prefect_server(home) as api_url:
+        env = server_environment(home, api_url)
+        env.update(
+            {
+                "ASSAY_HOME": str(base / "home"),
+                "NUMBA_CACHE_DIR": str(home / "numba"),
+                "HF_HUB_OFFLINE": "1",
+                "TRANSFORMERS_OFFLINE": "1",
+                "TQDM_DISABLE": "1",
+                "PREFECT_RUNNER_POLL_FREQUENCY": "2",
+            }
+        )
+        log = base / "serve.log"
+        with open(log, "wb") as sink:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "assay.deployments.serve", "--deployment", f"{NAME}/{NAME}",
+                 "--out", str(base / "exports")],
+                env=env, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        try:
+            result = Served(api_url, process, log, base / "exports" / NAME, env, weeks)
+            _wait_until_served(result)
+            yield result
+        finally:
+            stop_group(process)
+
+
+def _wait_until_served(served: Served) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert served.process.poll() is None, f"serve exited:\n{served.tail()}"
+        try:
+            _api(served.api_url, f"/deployments/name/{NAME}/{NAME}")
+            return
+        except urllib.error.HTTPError:
+            time.sleep(1)
+    raise AssertionError(f"the deployment was not served within 120 s:\n{served.tail()}")
+
+
+def _shot(browser: Browser, name: str) -> Path:
+    """A screenshot of what the person sees (the 1280x800 viewport: V1 scrolls inside its own panes)."""
+    path = browser.folder / f"{name}.png"
+    browser.page.screenshot(path=str(path))
+    return path
+
+
+def _submit_run(browser: Browser, served: Served, traces: Path, step: str) -> str:
+    """Deployments -> production-revalidation -> Run -> Custom run in V1; ``traces`` typed into its field, the
+    rest as the deployment has it; submitted, and the new run opened from the deployment's Runs tab."""
+    page = browser.page
+    page.goto(f"{served.ui}/deployments")
+    # the flow and the deployment share the name: the deployment's link is the one to its page
+    page.locator("a[href*='/deployments/deployment/']", has_text=NAME).first.click()
+    page.wait_for_url(re.compile(r"/deployments/deployment/[0-9a-f-]{36}"))
+    page.get_by_role("button", name="Run", exact=True).click()
+    page.get_by_text("Custom run", exact=True).click()
+    page.get_by_text("Run Name", exact=True).wait_for()
+
+    field = v1_field(page, "traces", exact=True).locator("input, textarea").first
+    field.scroll_into_view_if_needed()
+    field.click()
+    field.press("Control+a")
+    field.press("Delete")
+    field.press_sequentially(str(traces))
+    expect(field).to_have_value(str(traces))
+    sample = v1_field(page, "sample (Optional)", exact=True).locator("input, textarea").first
+    expect(sample).to_have_value("200")  # the deployment's default, left as it is
+
+    run_name = page.locator(".flow-run-name-input input").input_value()  # V1's label names no input (no id)
+    assert run_name
+    _shot(browser, f"{step}-run-form")
+    page.get_by_role("button", name="Submit", exact=True).click()
+    created = run_created_by_form(served.api_url, run_name, served.log)
+    # V1 goes back to the deployment's Runs tab, where the new run is listed under its name (reloaded when the
+    # list lags behind the API on a loaded machine).
+    for attempt in range(1, 4):
+        try:
+            page.get_by_role("link", name=run_name, exact=True).first.click(timeout=20_000)
+            page.wait_for_url(re.compile(r"/runs/flow-run/[0-9a-f-]{36}"), timeout=20_000)
+            break
+        except PlaywrightTimeoutError:
+            _shot(browser, f"{step}-runs-tab-without-the-run-{attempt}")
+            page.reload()
+    else:
+        raise AssertionError(f"the run {run_name!r} ({created}) never opened from the deployment's Runs tab")
+    opened = re.search(r"/runs/flow-run/([0-9a-f-]{36})", page.url).group(1)
+    assert opened == created, f"the form opened {opened}, it created {created} ({run_name!r})"
+    assert "/v2/" not in page.url
+    return opened
+
+
+def _final_state(served: Served, flow_run_id: str) -> dict:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        state = _api(served.api_url, f"/flow_runs/{flow_run_id}")["state"]
+        if state["type"] in FINAL:
+            return state
+        assert served.process.poll() is None, f"serve exited during the run:\n{served.tail()}"
+        time.sleep(1)
+    raise AssertionError(f"the run did not finish within {WAIT_S} s:\n{served.tail()}")
+
+
+def _show_final(browser: Browser, served: Served, flow_run_id: str, state: str, step: str) -> None:
+    """The run's page as the person sees it once the run ended: its state badge."""
+    page = browser.page
+    page.goto(f"{served.ui}/runs/flow-run/{flow_run_id}")
+    expect(page.locator(".state-badge").first).to_contain_text(state.capitalize(), timeout=30_000)
+    _shot(browser, f"{step}-run-{state.lower()}")
+
+
+def _export_of(served: Served, flow_run_id: str) -> Path:
+    """The Assay run's export folder, found by its run id (the folder's name, as its run.json says) as the flow
+    run's own verdict artifact names it ("- Run: <run id>")."""
+    artifacts = _api(served.api_url, "/artifacts/filter", {
+        "artifacts": {"flow_run_id": {"any_": [flow_run_id]}, "key": {"any_": [VERDICT_KEY]}},
+    })  # fmt: skip
+    assert len(artifacts) == 1, artifacts
+    run_id = re.search(r"^- Run: (\S+)$", artifacts[0]["data"], re.MULTILINE).group(1)
+    folder = served.out / run_id
+    record = json.loads((folder / "run.json").read_text())
+    assert record["run_id"] == run_id and Path(record["export"]) == folder, record
+    return folder
+
+
+def _open_artifact(browser: Browser, served: Served, flow_run_id: str, key: str, step: str) -> str:
+    """The run's Artifacts tab, then the card of ``key`` opened: the artifact's page text, as drawn."""
+    page = browser.page
+    page.goto(f"{served.ui}/runs/flow-run/{flow_run_id}")
+    # V1's tabs are list items of a "tablist" without the "tab" role
+    page.get_by_role("tablist").get_by_text("Artifacts", exact=True).click()
+    # the step tasks publish them: their cards, under "Task runs", are drawn by a virtual scroller once scrolled near
+    page.locator(".flow-run-artifacts__subheading", has_text="Task runs").scroll_into_view_if_needed(timeout=30_000)
+    card = page.locator(".artifact-card", has=page.locator(".artifact-card__title", has_text=key)).first
+    for _ in range(20):
+        page.mouse.move(WIDTH // 2, HEIGHT - 60)
+        page.mouse.wheel(0, 300)
+        try:
+            card.wait_for(timeout=3_000)
+            break
+        except PlaywrightTimeoutError:
+            continue
+    card.scroll_into_view_if_needed(timeout=10_000)
+    _shot(browser, f"{step}-artifacts-tab")
+    card.click()
+    page.wait_for_url(re.compile(r"/artifacts/artifact/[0-9a-f-]{36}"), timeout=30_000)
+    heading = page.locator("h1").filter(has_text=re.compile(r"^(Re-validation|Production traces)")).first
+    heading.wait_for(timeout=30_000)
+    box = heading.bounding_box()
+    assert box and box["width"] > 0 and box["height"] > 0, f"{key}: its heading is not drawn"
+    _shot(browser, f"{step}-artifact-{key}")
+    return " ".join(page.locator("main, body").first.inner_text().split())
+
+
+def _assay(served: Served, *args: str) -> subprocess.CompletedProcess:
+    """The assay CLI at a terminal with the serving process's environment (its ASSAY_HOME: the same store)."""
+    command = [str(Path(sys.executable).parent / "assay"), *args]
+    return subprocess.run(command, env=served.env, cwd=REPO, capture_output=True, text=True, timeout=120)
+
+
+def _files_naming(folder: Path, text: str) -> list[str]:
+    needle = text.encode()
+    return [str(path) for path in folder.rglob("*") if path.is_file() and needle in path.read_bytes()]
+
+
+def test_production_revalidation_from_the_deployment_form_fails_on_a_regression(served: Served) -> None:
+    started = time.monotonic()
+    timeline: list[str] = []
+
+    def note(event: str) -> None:
+        timeline.append(f"{time.monotonic() - started:5.0f} s {event}")
+
+    with chromium_page(TEST, width=WIDTH, height=HEIGHT) as browser:
+        # Week 1: no baseline yet, so nothing to compare; the run completes.
+        first = _submit_run(browser, served, served.weeks["week-1"], "1")
+        note("week-1 submitted")
+        state = _final_state(served, first)
+        note(f"week-1 {state['type']}")
+        assert state["type"] == "COMPLETED", f"{state['type']}: {state['message']}\n{served.tail()}"
+        parameters = _api(served.api_url, f"/flow_runs/{first}")["parameters"]
+        assert parameters["traces"] == str(served.weeks["week-1"]) and parameters["sample"] == "200", parameters
+        _show_final(browser, served, first, "COMPLETED", "1")
+        baseline = _export_of(served, first)
+        verdict = json.loads((baseline / "revalidation" / "verdict.json").read_text())
+        assert verdict["verdict"] == "no baseline", verdict
+        first_verdict = _open_artifact(browser, served, first, VERDICT_KEY, "1")
+        assert f"Re-validation {NAME}: no baseline" in first_verdict, first_verdict[:600]
+
+        # A person approves week 1 as the baseline at a terminal.
+        approved = _assay(served, "baseline", "approve", baseline.name, "--name", NAME, "--by", APPROVER)
+        assert approved.returncode == 0, approved.stdout + approved.stderr
+        assert f"run {baseline.name}, approved by {APPROVER}" in " ".join(approved.stdout.split()), approved.stdout
+        note("week-1 approved as the baseline")
+
+        # Week 2: the regressed model's answers ignore the documents; the run fails against the baseline.
+        second = _submit_run(browser, served, served.weeks["week-2"], "2")
+        note("week-2 submitted")
+        state = _final_state(served, second)
+        note(f"week-2 {state['type']}")
+        message = " ".join((state["message"] or "").split())
+        assert state["type"] == "FAILED", f"{state['type']}: {message}\n{served.tail()}"
+        assert f"regression against baseline run {baseline.name}: " in message, message
+        assert re.search(r"[1-9]\d* metric\(s\) significantly worse", message), message
+        _show_final(browser, served, second, "FAILED", "2")
+        regressed = _export_of(served, second)
+        assert sorted(path.name for path in served.out.iterdir()) == sorted([baseline.name, regressed.name])
+        comparison = json.loads((regressed / "revalidation" / "comparison.json").read_text())
+        worse = {delta["metric"] for delta in comparison["deltas"] if delta["change"] == "worse"}
+        assert "groundedness" in worse, comparison["deltas"]
+
+        shown = _open_artifact(browser, served, second, VERDICT_KEY, "2")
+        assert f"Re-validation {NAME}: FAILED" in shown, shown[:600]
+        assert f"Baseline: run {baseline.name}, approved by {APPROVER}" in shown, shown[:600]
+        assert "significantly worse" in shown and "groundedness" in shown, shown[:2000]
+        report = _open_artifact(browser, served, second, IMPORT_KEY, "2")
+        assert "Production traces imported" in report, report[:600]
+        note("artifacts shown")
+        assert "/v2/" not in browser.page.url
+        assert browser.dialogs == []
+    print(f"\n{TEST}:\n" + "\n".join(timeline))
+
+    # The rag app's API key went nowhere: not into the labs, exports or store, nor into the runs' parameters (nor
+    # anywhere in the Prefect server's database and logs).
+    assert _files_naming(served.out, SECRET) == []
+    assert _files_naming(served.home, SECRET) == []
+    assert _files_naming(Path(served.env["PREFECT_HOME"]), SECRET) == []
+    for flow_run_id in (first, second):
+        assert SECRET not in json.dumps(_api(served.api_url, f"/flow_runs/{flow_run_id}")["parameters"])
