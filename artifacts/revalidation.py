@@ -49,7 +49,7 @@ def assess(
         elif fail_on_regression and comparison.regressed:
             reasons.append(
                 f"regression against baseline run {approval.run_id}: {len(comparison.significantly_worse)} metric(s) "
-                f"significantly worse, {len(comparison.newly_failing)} case(s) newly failing"
+                f"significantly worse{_worst(comparison)}, {len(comparison.newly_failing)} case(s) newly failing"
             )
     changes = significant(comparison) if comparison else []
     verdict = RevalidationVerdict(
@@ -90,6 +90,14 @@ def _verdict(comparison: Comparison | None, reasons: list[str]) -> Verdict:
 STATUS = {"pass": "**passed**", "fail": "**FAILED**", "not comparable": "**FAILED: not comparable**",
           "no baseline": "**no baseline**, nothing compared"}  # fmt: skip
 """The artifact's headline per verdict; "not comparable" ends the run Failed like "fail"."""
+
+
+def _worst(comparison: Comparison, shown: int = 3) -> str:
+    """The primary metrics that got worse, first few by size, so the run's state message names them."""
+    worse = sorted((d for d in comparison.significantly_worse if d.is_primary), key=lambda d: -abs(d.delta or 0))
+    named = [f"{d.model_key} {d.evaluator}.{d.metric} {d.baseline_mean:.3g} -> {d.current_mean:.3g}"
+             for d in worse[:shown] if d.baseline_mean is not None and d.current_mean is not None]  # fmt: skip
+    return f" ({'; '.join(named)}{'; ...' if len(worse) > shown else ''})" if named else ""
 
 
 def verdict_markdown(verdict: RevalidationVerdict, comparison: Comparison | None) -> str:

@@ -293,6 +293,7 @@ def test_production_revalidation_from_the_deployment_form_fails_on_a_regression(
         assert state["type"] == "FAILED", f"{state['type']}: {message}\n{served.tail()}"
         assert f"regression against baseline run {baseline.name}: " in message, message
         assert re.search(r"[1-9]\d* metric\(s\) significantly worse", message), message
+        assert "bank-assistant groundedness.groundedness " in message, message  # the state names the metric
         _show_final(browser, served, second, "FAILED", "2")
         regressed = _export_of(served, second)
         assert sorted(path.name for path in served.out.iterdir()) == sorted([baseline.name, regressed.name])
