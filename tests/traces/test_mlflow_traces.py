@@ -3,8 +3,8 @@ with a retriever returning ``Document``s, a chat model reporting token usage and
 each finished trace written with ``Trace.to_json()``; ``assay traces import --format mlflow`` turns them into a lab
 and ``assay evaluate`` scores it offline.
 
-No tracking server runs: the traces are taken from MLflow's own exporter at the point it would upload them (what a
-server stores, and ``mlflow.get_trace`` returns), so every span, id and attribute is MLflow's.
+No tracking server runs: MLflow logs the traces to a local tracking store (its file store) and ``mlflow.search_traces``
+reads them back, so every span, id and attribute is MLflow's own.
 """
 
 import json
@@ -15,9 +15,7 @@ from typing import Any
 import mlflow
 import pytest
 from mlflow.entities import Document, SpanType, Trace
-from mlflow.entities.trace_location import MlflowExperimentLocation
 from mlflow.tracing.constant import SpanAttributeKey
-from mlflow.tracing.export.mlflow_v3 import MlflowV3SpanExporter
 from typer.testing import CliRunner
 
 from assay.apps.cli.main import app
@@ -77,22 +75,25 @@ def ask(question: str, session: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def recorded() -> Iterator[list[Trace]]:
-    """The traces of every request, as MLflow's exporter hands them to a tracking server."""
-    traces: list[Trace] = []
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Trace]]:
+    """The traces of every request as MLflow stores them: logged to a local tracking store and read back with
+    ``mlflow.search_traces``, oldest first."""
+    store = tmp_path_factory.mktemp("mlruns")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # never reached: the upload is replaced
+        patch.setenv("MLFLOW_TRACKING_URI", store.as_uri())
+        patch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")  # the file store: no database server needed
         patch.setenv("MLFLOW_ENABLE_ASYNC_TRACE_LOGGING", "false")
         patch.setenv("MLFLOW_DISABLE_TELEMETRY", "true")
-        patch.setattr(MlflowV3SpanExporter, "_log_trace", lambda self, trace, *args, **kwargs: traces.append(trace))
-        patch.setattr(MlflowV3SpanExporter, "_log_spans", lambda self, *args, **kwargs: None)
         mlflow.tracing.reset()
-        mlflow.tracing.set_destination(MlflowExperimentLocation(experiment_id="0"))
         try:
+            experiment = mlflow.set_experiment("bank-assistant")
             for session, question in REQUESTS:
                 ask(question, session)
             with pytest.raises(RuntimeError):
                 ask(FAILING, "s-3")
+            traces = mlflow.search_traces(
+                locations=[experiment.experiment_id], order_by=["timestamp_ms ASC"], return_type="list"
+            )
         finally:
             mlflow.tracing.reset()
     assert len(traces) == len(REQUESTS) + 1
