@@ -202,7 +202,8 @@ def to_records(records: list[FlatRecord]) -> list[dict[str, Any]]:
     out = []
     for record in records:
         case = record.case
-        messages = [turn.model_dump() for turn in case.turns] + [{"role": "user", "content": case.prompt}]
+        messages = [{"role": turn.role, "content": turn.content} for turn in case.turns]
+        messages.append({"role": "user", "content": case.prompt})
         request = {"messages": messages} if case.turns else case.prompt
         data: dict[str, Any] = {"request_id": case.key, "request": request}
         if record.answer is not None:

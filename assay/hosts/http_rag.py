@@ -301,7 +301,7 @@ class HttpRag(Host):
 
 def render_template(template: Any, case: TestCase) -> Any:
     """``template`` with its placeholders filled from ``case`` (see the module docstring)."""
-    conversation = [turn.model_dump(mode="json") for turn in case.turns]
+    conversation = [{"role": turn.role, "content": turn.content} for turn in case.turns]  # the documented shape
 
     def value_of(name: str) -> Any:
         if name == "prompt":
