@@ -58,6 +58,14 @@ class MappedTrace:
     """(kind, name) of every span no field came from."""
 
 
+READ_PREFIXES = (
+    SpanAttributes.OPENINFERENCE_SPAN_KIND, SpanAttributes.SESSION_ID, SpanAttributes.INPUT_VALUE,
+    SpanAttributes.OUTPUT_VALUE, "llm.", f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.", "tool.", "tool_call.",
+)  # fmt: skip
+"""Every attribute name the mapping may read, on any span (`mapped_attributes` narrows it by the span's kind):
+a reader may skip other attributes before parsing them."""
+
+
 def mapped_attributes(span: Span) -> dict[str, Any]:
     """The attributes of ``span`` that `map_trace` can read, by its place and kind: the request and answer
     (``input.value``, ``output.value``) and usage only on a root; documents on a RETRIEVER; usage and messages

@@ -20,6 +20,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from assay.formats.errors import json_path, preview
 from assay.traces.documents import documents
+from assay.traces.mapping import READ_PREFIXES
 from assay.traces.spans import Span, TraceFileError, span_error
 
 SPAN_KIND_ATTRIBUTE = "openinference.span.kind"
@@ -62,7 +63,7 @@ def _span(raw: Any, path: Path, where: str, here: str, service: str) -> Span:
     _expect_object(raw, path, where, here)
     claimed = raw.get("spanId") or raw.get("span_id")
     span_id = claimed if isinstance(claimed, str) else None
-    converted = dict(raw)
+    converted = _unread_left_out(raw)
     for name, size in _ID_FIELDS.items():
         if name in converted:
             converted[name] = _id_as_base64(converted[name], size, path, location, span_id, name)
@@ -86,6 +87,21 @@ def _span(raw: Any, path: Path, where: str, here: str, service: str) -> Span:
         service=service,
         where=f"{path}: {location}",
     )
+
+
+def _unread_left_out(raw: dict[str, Any]) -> dict[str, Any]:
+    """The span without what no case is built from (attributes outside `READ_PREFIXES`, events, links), which
+    protobuf then need not parse: most of a large export's parse time goes to LLM request bodies and exception
+    events nothing reads. What is kept is parsed and checked in full."""
+    kept = {key: value for key, value in raw.items() if key not in ("events", "links")}
+    attributes = raw.get("attributes")
+    if isinstance(attributes, list):
+        kept["attributes"] = [pair for pair in attributes if not isinstance(pair, dict) or _read(pair.get("key"))]
+    return kept
+
+
+def _read(key: Any) -> bool:
+    return isinstance(key, str) and key.startswith(READ_PREFIXES)
 
 
 def _id_as_base64(value: Any, size: int, path: Path, location: str, span_id: str | None, name: str) -> Any:

@@ -21,24 +21,34 @@ class Masker:
     def __init__(self, pii: bool) -> None:
         self.pii = pii
         self.counts: Counter[str] = Counter()
+        self._done: dict[str, tuple[str, Counter[str]]] = {}
+        """Each distinct text scanned once: a session's earlier turns recur in every later request's case."""
 
     def text(self, value: str | None) -> str | None:
         if not value:
             return value
+        if value not in self._done:
+            self._done[value] = self._mask(value)
+        cleaned, found = self._done[value]
+        self.counts.update(found)
+        return cleaned
+
+    def _mask(self, value: str) -> tuple[str, Counter[str]]:
+        found: Counter[str] = Counter()
         cleaned = redact(value)
         if cleaned != value:
-            self.counts["secret"] += cleaned.count("[REDACTED:")
+            found["secret"] += cleaned.count("[REDACTED:")
         if not self.pii:
-            return cleaned
+            return cleaned, found
         try:
             findings = scan(cleaned, PII_DETECTORS)
         except DetectorTimeout:
-            self.counts["unscanned (detector timed out): whole text withheld"] += 1
-            return "[PII:withheld, the detectors timed out on this text]"
-        for finding in sorted(findings, key=lambda found: found.start, reverse=True):
+            found["unscanned (detector timed out): whole text withheld"] += 1
+            return "[PII:withheld, the detectors timed out on this text]", found
+        for finding in sorted(findings, key=lambda item: item.start, reverse=True):
             cleaned = cleaned[: finding.start] + f"[PII:{finding.kind}]" + cleaned[finding.end :]
-            self.counts[finding.kind] += 1
-        return cleaned
+            found[finding.kind] += 1
+        return cleaned, found
 
     def data(self, value: Any) -> Any:
         """Every string inside a JSON-like value (tool arguments)."""
