@@ -13,16 +13,19 @@ case is unscored with the reasons (its details still list every assertion's outc
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assay.evaluators import _assertion_checks as checks
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
 from assay.evaluators.registry import register
+from pydantic import ValidationError
 
-from assay.models import Assertion
+from assay.models import Assertion, TestLabRow
 from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
 
+EVERY_CASE = "*"
+"""The category of ``assertions_by_category`` whose assertions apply to every case."""
 Verdict = tuple[bool | None, str]
 """One assertion's outcome (None: it could not be checked) and what was observed, or why it was not checked."""
 
@@ -45,6 +48,14 @@ def _golden_checks() -> dict[str, Any]:
             Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
         ],
     }
+
+
+def _assertion(category: str, index: int, item: Any) -> Assertion:
+    try:
+        return Assertion.model_validate(item)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'assertion'}: {e['msg']}" for e in error.errors())
+        raise ValueError(f"assertions_by_category[{category!r}][{index}]: {problems}") from None
 
 
 @register
@@ -103,6 +114,30 @@ class Assertions(Evaluator):
         "good": {"actual_output": '```json\n{"city": "Paris", "temperature": 21}\n```', **_golden_checks()},
         "bad": {"actual_output": '{"city": "Lyon", "temperature": 21}', **_golden_checks()},
     }
+    assertions_by_category: dict[str, list[dict[str, Any]]] = field(
+        default_factory=dict,
+        metadata={
+            "description": (
+                "Assertions for every case of a category, on top of the case's own: {CATEGORY: [assertion, ...]}, "
+                f"'{EVERY_CASE}' for every case. Production traces carry no assertions of their own; their category "
+                "is the request's route (the root span's name), e.g. {\"close-account\": [{\"type\": "
+                "\"TOOL_CALLED_IN_ORDER\", \"targets\": [\"verify_identity\", \"close_account\"]}]}."
+            )
+        },
+    )
+
+    def __post_init__(self) -> None:
+        self._by_category = {
+            category: [_assertion(category, index, item) for index, item in enumerate(items)]
+            for category, items in self.assertions_by_category.items()
+        }
+
+    def context_for(self, row: TestLabRow) -> CaseContext:
+        case = super().context_for(row)
+        added = [*self._by_category.get(EVERY_CASE, [])]
+        for category in case.categories:
+            added += self._by_category.get(category, [])
+        return replace(case, assertions=[*case.assertions, *added]) if added else case
 
 
     def score(self, case: CaseContext) -> Scored:

@@ -310,6 +310,12 @@ class Evaluator(ABC):
         value, _ = resolve_threshold(metric_key, self.default_threshold(metric_key), self.threshold_overrides())
         return value
 
+    def context_for(self, row: TestLabRow) -> CaseContext:
+        """The case as this evaluator reads it: the row's, completed by run-level parameters (the assertions a
+        run sets per category). Every run, shard merge and ``--evaluators all`` builds its cases here, so what a
+        parameter adds counts for the required inputs too. Must not raise: parameters are checked when built."""
+        return CaseContext.from_row(row)
+
     def unavailable_reason(self) -> str | None:
         """Why this evaluator cannot run here (model weights absent, no judge configured); None when it can.
 

@@ -111,7 +111,7 @@ def _prepare(evaluator: Evaluator, cases: list[CaseContext]) -> str | None:
 def run_evaluator(evaluator: Evaluator, lab: TestLab, progress: Progress | None = None) -> EvaluationResult:
     """``progress`` hears PREPARE_SHARE once the batch work is done, then the share of cases scored."""
     started = time.perf_counter()
-    cases = [CaseContext.from_row(row) for row in lab.rows]
+    cases = [evaluator.context_for(row) for row in lab.rows]
     skipped = [skip_reason(evaluator, case) for case in cases]
     scorable = [index for index, reason in enumerate(skipped) if reason is None]
     prepare_error = _prepare(evaluator, [cases[index] for index in scorable])

@@ -42,13 +42,15 @@ def select_evaluators(
     """
     if list(requested) != ["all"]:
         return list(requested), {}
-    contexts = [CaseContext.from_row(row) for row in lab.rows if row.answered]
+    answered = [row for row in lab.rows if row.answered]
+    plain = [CaseContext.from_row(row) for row in answered]  # for every evaluator that adds nothing to a case
     selected: list[str] = []
     skipped: dict[str, str] = {}
     for evaluator_id in evaluator_ids():
         try:
             evaluator = build_evaluator(evaluator_id, services, **parameters_under_all(evaluator_id))
-            reason = _skip_reason(evaluator, contexts)
+            adds = type(evaluator).context_for is not Evaluator.context_for
+            reason = _skip_reason(evaluator, [evaluator.context_for(row) for row in answered] if adds else plain)
         except Exception as error:  # a broken plugin is reported as skipped, it never aborts the selection
             reason = f"evaluator error: {type(error).__name__}: {error}"
         if reason is None:

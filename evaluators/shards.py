@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Services
+from assay.evaluators.base import Evaluator, Services
 from assay.evaluators.registry import build_evaluator
 from assay.evaluators.runner import aggregate
 
@@ -134,7 +134,7 @@ def merge_results(evaluator: Evaluator, lab: TestLab, parts: Sequence[Evaluation
     if missing or len(by_row) != len(wanted):
         raise ValueError(f"the shards do not cover the lab exactly: {len(missing)} row(s) missing, e.g. {missing[:3]}")
     rows = [by_row[key] for key in wanted]
-    aggregates, details = aggregate(evaluator, [CaseContext.from_row(row) for row in lab.rows], rows)
+    aggregates, details = aggregate(evaluator, [evaluator.context_for(row) for row in lab.rows], rows)
     return EvaluationResult(
         evaluator=parts[0].evaluator,
         parameters=parts[0].parameters,

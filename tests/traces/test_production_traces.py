@@ -187,3 +187,27 @@ def test_the_report_of_a_production_sample_opens_offline_with_each_request(evalu
         assert "Please close my account" in text and "500" in text
         browser.shot("eval-eye")
     assert requests == [] and browser.console_errors == []
+
+
+def test_tool_call_rules_by_route_check_the_traced_tool_calls(imported: dict) -> None:
+    """Production requests carry no assertions of their own: rules are set per route for the run, and checked
+    against the tool calls the traces recorded."""
+    from assay.evaluators import Services, build_evaluator, run_evaluator
+
+    from assay.formats.native import import_native
+
+    rules = {
+        "answer-question": [{"type": "TOOL_CALLED", "targets": ["lookup_rate"]}],
+        "*": [{"type": "LATENCY", "threshold": 30}],
+    }
+    evaluator = build_evaluator("assertions", Services(), assertions_by_category=rules)
+    result = run_evaluator(evaluator, import_native(imported["out"]))
+    lab = {row.test_case.key: row.test_case.prompt for row in import_native(imported["out"]).rows}
+    scores = {lab[row.test_case_key]: (row.scores.get("assertion_score"), row.unscored_reason) for row in result.rows}
+    rate = next(prompt for prompt in scores if prompt.startswith("What is the savings"))
+    assert scores[rate] == (100.0, None)  # the rate question looked the rate up, in time
+    assert scores[QUESTIONS[0][1]] == (50.0, None)  # no tool was called for the fee question
+    failed = next(prompt for prompt in scores if prompt.startswith("Please close"))
+    assert scores[failed][1].startswith("host error")  # the failed request: unscored, not a failed rule
+    with pytest.raises(ValueError, match=r"assertions_by_category\['answer-question'\]\[0\]"):
+        build_evaluator("assertions", Services(), assertions_by_category={"answer-question": [{"type": "TOOL_CALLED"}]})
