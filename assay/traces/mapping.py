@@ -161,10 +161,9 @@ def _usage(root: Span, llm_spans: list[Span], mapped: MappedTrace) -> set[str]:
     mapped.output_tokens = _total(sources, SpanAttributes.LLM_TOKEN_COUNT_COMPLETION)
     cost = _total(sources, SpanAttributes.LLM_COST_TOTAL, integer=False)
     mapped.cost = float(cost) if cost is not None else None
-    models = [span.attributes.get(SpanAttributes.LLM_MODEL_NAME) for span in (*llm_spans, root)]
-    mapped.model_name = next((str(name) for name in reversed(models[:-1]) if name), None) or (
-        str(models[-1]) if models[-1] else None
-    )
+    called = [name for span in llm_spans if (name := span.attributes.get(SpanAttributes.LLM_MODEL_NAME))]
+    own = root.attributes.get(SpanAttributes.LLM_MODEL_NAME)
+    mapped.model_name = str(called[-1]) if called else (str(own) if own else None)
     return {span.span_id for span in llm_spans}
 
 
