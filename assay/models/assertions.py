@@ -1,6 +1,6 @@
 """Deterministic assertions on a response (seed 004, Prompt Foundry)."""
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, FiniteFloat, model_validator
 
@@ -18,16 +18,8 @@ AssertionType = Literal[
     "COST",
 ]
 """Seed 004's types, plus TOOL_CALLED_IN_ORDER, an Assay extension for agents that must call tools in order."""
-_NEEDS_TARGETS = {
-    "EXACT_MATCH",
-    "CONTAINS_ALL",
-    "CONTAINS_ANY",
-    "STARTS_WITH",
-    "TOOL_CALLED",
-    "TOOL_CALLED_WITH",
-    "TOOL_CALLED_IN_ORDER",
-}
 _NEEDS_THRESHOLD = {"LATENCY", "COST"}
+_NEEDS_TARGETS = set(get_args(AssertionType)) - _NEEDS_THRESHOLD
 
 
 class Assertion(DomainModel):

@@ -22,8 +22,6 @@ import shutil
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -38,7 +36,6 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
 from assay.models.mrm import ReviewItem
-from assay.testing.processes import stop_group
 from tests.support.browser import (
     Browser,
     chromium_page,
@@ -51,7 +48,7 @@ from tests.support.browser import (
     v1_select_value,
     v1_submit_as,
 )
-from tests.support.prefect_server import run_created_by_form, running_prefect_server, server_environment
+from tests.support.prefect_server import ServedDeployment, api, run_created_by_form, serving_deployment
 from tests.support.reports import report_section, visible_text
 
 pytestmark = pytest.mark.timeout(900)  # the sample bank: ~5 min on a quiet 2-core machine, ~8 under load
@@ -92,29 +89,7 @@ EVIDENCE = {
 }
 
 
-def _api(api_url: str, path: str, body: dict | None = None) -> Any:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{api_url}{path}", data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
-
-
-@dataclass
-class Served:
-    """The server, the serving process and where the deployment writes."""
-
-    api_url: str
-    process: subprocess.Popen
-    log: Path
-    out: Path  # the interactive deployment's exports (serve --out ROOT -> ROOT/interactive/<run id>)
-    env: dict[str, str]  # the serving process's environment (its ASSAY_HOME holds the artifact store)
-
-    @property
-    def ui(self) -> str:
-        return self.api_url.removesuffix("/api")
-
-    def tail(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
+Served = ServedDeployment
 
 
 @pytest.fixture(scope="module")
@@ -122,43 +97,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     skip_without_chromium()
     home = tmp_path_factory.mktemp("prefect")
     base = tmp_path_factory.mktemp("mrm-deployment")
-    with running_prefect_server(home) as api_url:
-        env = server_environment(home, api_url)
-        env.update(
-            {
-                "ASSAY_HOME": str(base / "home"),
-                "NUMBA_CACHE_DIR": str(home / "numba"),
-                "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1",
-                "TQDM_DISABLE": "1",
-                "PREFECT_RUNNER_POLL_FREQUENCY": "2",
-            }
-        )
-        log = base / "serve.log"
-        with open(log, "wb") as sink:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "assay.deployments.serve", "--deployment", "mrm-workflow/interactive",
-                 "--out", str(base / "exports")],
-                env=env, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
-        try:
-            result = Served(api_url, process, log, base / "exports" / "interactive", env)
-            _wait_until_served(result)
-            yield result
-        finally:
-            stop_group(process)
-
-
-def _wait_until_served(served: Served) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert served.process.poll() is None, f"serve exited:\n{served.tail()}"
-        try:
-            _api(served.api_url, "/deployments/name/mrm-workflow/interactive")
-            return
-        except urllib.error.HTTPError:
-            time.sleep(1)
-    raise AssertionError(f"the deployment was not served within 120 s:\n{served.tail()}")
+    with serving_deployment("mrm-workflow/interactive", home, base, REPO) as deployment:
+        yield deployment
 
 
 class FlowRun:
@@ -174,7 +114,7 @@ class FlowRun:
         self.timeline.append(f"{time.monotonic() - self.started:5.0f} s {event}")
 
     def state(self) -> dict:
-        return _api(self.served.api_url, f"/flow_runs/{self.id}")["state"]
+        return api(self.served.api_url, f"/flow_runs/{self.id}")["state"]
 
     def next_pause(self) -> None:
         assert len(self.seen) < MAX_PAUSES, f"more than {MAX_PAUSES} review pauses"
@@ -384,7 +324,7 @@ def test_mrm_run_from_the_deployment_form_through_its_reviews_in_v1(served: Serv
     with chromium_page(name, width=WIDTH, height=HEIGHT) as browser:
         failed_requests = _watch_network(browser)
         run = FlowRun(served, _submit_run(browser, served))
-        parameters = _api(served.api_url, f"/flow_runs/{run.id}")["parameters"]
+        parameters = api(served.api_url, f"/flow_runs/{run.id}")["parameters"]
         assert parameters.get("corpus") is None, "the sample bank: corpus left at its default"
         assert parameters["evaluators"] == EVALUATORS
         assert parameters["test_generation"]["per_topic"] == 1

@@ -21,20 +21,16 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
 
-from assay.testing.processes import stop_group
 from tests.support.browser import Browser, chromium_page, skip_without_chromium, v1_field
-from tests.support.prefect_server import run_created_by_form, running_prefect_server, server_environment
+from tests.support.prefect_server import ServedDeployment, api, run_created_by_form, serving_deployment
 from tests.traces.rag_app import answer_from_context
 from tests.traces.test_production_traces import _invented, _week
 
@@ -51,34 +47,12 @@ VERDICT_KEY = f"revalidation-{NAME}"  # tasks.revalidate.judge_against_baseline
 IMPORT_KEY = f"traces-{NAME}"  # tasks.traces.import_production_traces
 
 
-def _api(api_url: str, path: str, body: dict | None = None) -> Any:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{api_url}{path}", data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
-
-
 @dataclass
-class Served:
-    """The server, the serving process, where the deployment writes and the traced weeks."""
+class Served(ServedDeployment):
+    """The served deployment, and the traced weeks: week-1 (healthy), week-2 (regressed), the folders the trace
+    exporter wrote."""
 
-    api_url: str
-    process: subprocess.Popen
-    log: Path
-    out: Path  # the deployment's exports (serve --out ROOT -> ROOT/production-revalidation/<run id>)
-    env: dict[str, str]  # the serving process's environment (its ASSAY_HOME holds the store and the labs)
-    weeks: dict[str, Path]  # week-1 (healthy), week-2 (regressed): the folders the trace exporter wrote
-
-    @property
-    def ui(self) -> str:
-        return self.api_url.removesuffix("/api")
-
-    @property
-    def home(self) -> Path:
-        return Path(self.env["ASSAY_HOME"])
-
-    def tail(self) -> str:
-        return self.log.read_text(errors="replace")[-4000:]
+    weeks: dict[str, Path]
 
 
 @pytest.fixture(scope="module")
@@ -91,43 +65,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     }
     home = tmp_path_factory.mktemp("prefect")
     base = tmp_path_factory.mktemp("production-deployment")
-    with running_prefect_server(home) as api_url:
-        env = server_environment(home, api_url)
-        env.update(
-            {
-                "ASSAY_HOME": str(base / "home"),
-                "NUMBA_CACHE_DIR": str(home / "numba"),
-                "HF_HUB_OFFLINE": "1",
-                "TRANSFORMERS_OFFLINE": "1",
-                "TQDM_DISABLE": "1",
-                "PREFECT_RUNNER_POLL_FREQUENCY": "2",
-            }
-        )
-        log = base / "serve.log"
-        with open(log, "wb") as sink:
-            process = subprocess.Popen(
-                [sys.executable, "-m", "assay.deployments.serve", "--deployment", f"{NAME}/{NAME}",
-                 "--out", str(base / "exports")],
-                env=env, cwd=REPO, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
-            )  # fmt: skip
-        try:
-            result = Served(api_url, process, log, base / "exports" / NAME, env, weeks)
-            _wait_until_served(result)
-            yield result
-        finally:
-            stop_group(process)
-
-
-def _wait_until_served(served: Served) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        assert served.process.poll() is None, f"serve exited:\n{served.tail()}"
-        try:
-            _api(served.api_url, f"/deployments/name/{NAME}/{NAME}")
-            return
-        except urllib.error.HTTPError:
-            time.sleep(1)
-    raise AssertionError(f"the deployment was not served within 120 s:\n{served.tail()}")
+    with serving_deployment(f"{NAME}/{NAME}", home, base, REPO) as deployment:
+        d = deployment
+        yield Served(d.api_url, d.process, d.log, d.out, d.env, weeks)
 
 
 def _shot(browser: Browser, name: str) -> Path:
@@ -185,7 +125,7 @@ def _submit_run(browser: Browser, served: Served, traces: Path, step: str) -> st
 def _final_state(served: Served, flow_run_id: str) -> dict:
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
-        state = _api(served.api_url, f"/flow_runs/{flow_run_id}")["state"]
+        state = api(served.api_url, f"/flow_runs/{flow_run_id}")["state"]
         if state["type"] in FINAL:
             return state
         assert served.process.poll() is None, f"serve exited during the run:\n{served.tail()}"
@@ -204,7 +144,7 @@ def _show_final(browser: Browser, served: Served, flow_run_id: str, state: str, 
 def _export_of(served: Served, flow_run_id: str) -> Path:
     """The Assay run's export folder, found by its run id (the folder's name, as its run.json says) as the flow
     run's own verdict artifact names it ("- Run: <run id>")."""
-    artifacts = _api(served.api_url, "/artifacts/filter", {
+    artifacts = api(served.api_url, "/artifacts/filter", {
         "artifacts": {"flow_run_id": {"any_": [flow_run_id]}, "key": {"any_": [VERDICT_KEY]}},
     })  # fmt: skip
     assert len(artifacts) == 1, artifacts
@@ -269,7 +209,7 @@ def test_production_revalidation_from_the_deployment_form_fails_on_a_regression(
         state = _final_state(served, first)
         note(f"week-1 {state['type']}")
         assert state["type"] == "COMPLETED", f"{state['type']}: {state['message']}\n{served.tail()}"
-        parameters = _api(served.api_url, f"/flow_runs/{first}")["parameters"]
+        parameters = api(served.api_url, f"/flow_runs/{first}")["parameters"]
         assert parameters["traces"] == str(served.weeks["week-1"]) and parameters["sample"] == "200", parameters
         _show_final(browser, served, first, "COMPLETED", "1")
         baseline = _export_of(served, first)
@@ -318,4 +258,4 @@ def test_production_revalidation_from_the_deployment_form_fails_on_a_regression(
     assert _files_naming(served.home, SECRET) == []
     assert _files_naming(Path(served.env["PREFECT_HOME"]), SECRET) == []
     for flow_run_id in (first, second):
-        assert SECRET not in json.dumps(_api(served.api_url, f"/flow_runs/{flow_run_id}")["parameters"])
+        assert SECRET not in json.dumps(api(served.api_url, f"/flow_runs/{flow_run_id}")["parameters"])

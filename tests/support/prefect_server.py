@@ -7,9 +7,11 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +109,73 @@ def run_created_by_form(api_url: str, run_name: str, log_path: Path | None = Non
         time.sleep(1)
     tail = f":\n{log_tail(log_path)}" if log_path else ""
     raise AssertionError(f"submitting the Run form created no flow run named {run_name!r}{tail}")
+
+
+def api(api_url: str, path: str, body: dict | None = None) -> Any:
+    """A JSON call to the server's REST API (POST when ``body`` is given)."""
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(f"{api_url}{path}", data=data, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.load(response)
+
+
+@dataclass
+class ServedDeployment:
+    """A real Prefect server and a ``python -m assay.deployments.serve`` process serving one deployment."""
+
+    api_url: str
+    process: subprocess.Popen
+    log: Path
+    out: Path  # the deployment's exports (serve --out ROOT -> ROOT/<deployment name>/<run id>)
+    env: dict[str, str]  # the serving process's environment (its ASSAY_HOME holds the artifact store)
+
+    @property
+    def ui(self) -> str:
+        return self.api_url.removesuffix("/api")
+
+    @property
+    def home(self) -> Path:
+        return Path(self.env["ASSAY_HOME"])
+
+    def tail(self) -> str:
+        return log_tail(self.log)
+
+
+@contextmanager
+def serving_deployment(deployment: str, home: Path, base: Path, cwd: Path) -> Iterator[ServedDeployment]:
+    """Serve ``FLOW/NAME`` from prefect.yaml against a fresh server (state under ``home``), offline, exporting
+    under ``base/exports`` with ``ASSAY_HOME`` at ``base/home``; yields once the API lists the deployment."""
+    with running_prefect_server(home) as api_url:
+        env = server_environment(home, api_url) | {
+            "ASSAY_HOME": str(base / "home"),
+            "NUMBA_CACHE_DIR": str(home / "numba"),
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TQDM_DISABLE": "1",
+            "PREFECT_RUNNER_POLL_FREQUENCY": "2",
+        }
+        log = base / "serve.log"
+        with open(log, "wb") as sink:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "assay.deployments.serve", "--deployment", deployment,
+                 "--out", str(base / "exports")],
+                env=env, cwd=cwd, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True,
+            )  # fmt: skip
+        served = ServedDeployment(api_url, process, log, base / "exports" / deployment.split("/")[-1], env)
+        try:
+            _wait_until_listed(served, deployment)
+            yield served
+        finally:
+            stop_group(process)
+
+
+def _wait_until_listed(served: ServedDeployment, deployment: str) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        assert served.process.poll() is None, f"serve exited:\n{served.tail()}"
+        try:
+            api(served.api_url, f"/deployments/name/{deployment}")
+            return
+        except urllib.error.HTTPError:
+            time.sleep(1)
+    raise AssertionError(f"the deployment was not served within 120 s:\n{served.tail()}")

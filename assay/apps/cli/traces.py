@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 app = command_group("Build test labs from production traces.")
 
-FORMATS = ("otlp-json", "openinference", "mlflow")
 MAX_LISTED = 10
 
 
@@ -65,12 +64,12 @@ def import_(
 
     Exit codes: 0 imported; 2 bad input (a file that cannot be read as the format, naming the file, line and
     span; a bad option); 1 unexpected error."""
-    from assay.traces import ImportOptions, SampleSize
+    from assay.traces import READERS, ImportOptions, SampleSize
     from assay.traces.files import import_to_file, report_path
 
     with user_errors():
-        if format not in FORMATS:
-            raise ValueError(f"--format {format!r}: expected one of {', '.join(FORMATS)}")
+        if format not in READERS:
+            raise ValueError(f"--format {format!r}: expected one of {', '.join(READERS)}")
         options = ImportOptions(
             format=format,
             name=name,
