@@ -26,8 +26,10 @@ def report_path(lab: Path) -> Path:
 
 def import_to_file(sources: Sequence[str | Path], options: ImportOptions, out: Path) -> TraceImportReport:
     """Import the trace files, folders and S3 prefixes ``sources`` into the lab ``out``; the report is written
-    beside it."""
-    with local_sources(sources) as paths:
+    beside it. The settings are loaded first, whatever the sources: loading registers their credentials (the
+    store's keys, the judge's API key) for redaction, and a trace that echoes one must not carry it into the lab."""
+    settings = load_settings()
+    with local_sources(sources, settings) as paths:
         lab, report = import_traces(trace_files(paths), options)
     out.parent.mkdir(parents=True, exist_ok=True)
     export_native(lab, out)

@@ -3,6 +3,7 @@ the sample, masking, the report, and every malformed file refused with its file,
 
 import base64
 import json
+import uuid
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -569,3 +570,25 @@ def test_attributes_an_import_keeps_map_every_trace_as_all_of_them_do(tmp_path: 
         [kept_root] = [span for span in kept if not span.parent_id]
         assert map_trace(kept_root, kept) == map_trace(root, full)
         assert sum(map(len, (span.attributes for span in kept))) < sum(map(len, (span.attributes for span in full)))
+
+
+def test_registered_secrets_are_redacted_even_when_nothing_else_loaded_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's secret key and the judge's API key, echoed in a trace, never reach the lab, its report or the
+    terminal: the import loads the settings (which registers them) before reading a local file. Fresh values,
+    so no earlier test in this process can have registered them already."""
+    store_secret = f"store-{uuid.uuid4().hex}"
+    judge_key = f"sk-judge-{uuid.uuid4().hex}"
+    monkeypatch.setenv("ASSAY_STORE__SECRET_KEY", store_secret)
+    monkeypatch.setenv("ASSAY_JUDGE__API_KEY_ENV", "TRACE_TEST_JUDGE_KEY")
+    monkeypatch.setenv("TRACE_TEST_JUDGE_KEY", judge_key)
+    spans = [otlp_span(130, 1300, None, "rag", "CHAIN", T0, T0 + 1, input__value=f"Is {store_secret} valid?",
+                       output__value=f"The judge key is {judge_key}.")]  # fmt: skip
+    lab, report, output = run_import(tmp_path, [write_jsonl(tmp_path / "t.jsonl", [export(spans)])])
+    written = json.dumps(lab) + json.dumps(report) + output
+    assert store_secret not in written and judge_key not in written
+    row = lab["rows"][0]
+    assert row["test_case"]["prompt"] == "Is [REDACTED:ASSAY_STORE__SECRET_KEY] valid?"
+    assert row["actual_output"] == "The judge key is [REDACTED:TRACE_TEST_JUDGE_KEY]."
+    assert report["masked"]["secret"] == 2
