@@ -7,13 +7,17 @@ and all weights constrained to be non-negative (a signal of support never counts
 keeps the model from learning one dataset's labelling conventions). A figure the context does not state caps
 the score at the rule-based support (``groundedness_score``):
 
-- ``unsupported_words``: minus log(1 + the number of answer tokens the context never uses); a count, not a
-  share, so a long faithful copy is not punished for its length and one invented phrase costs the same anywhere;
+- ``unsupported_words``: minus log(1 + the number of the answer's content words the context never uses); a
+  count, not a share, so a long faithful copy is not punished for its length and one invented phrase costs the
+  same anywhere; stop words do not count, since a record's statements ("hours monday: 16:0-21:0") have none;
 - ``ordered_overlap``: the longest in-order run of answer tokens found in the context (LCS), as a share of the
   answer: swapped roles ("Italian influenced French" for "French influenced Italian") lose it;
 - ``ordered_content_overlap``: the same over content words only (stop words dropped on both sides);
 - ``hybrid``: the rule-based sentence support (figures, names, attachment, polarity, MiniLM): see
-  evaluators/groundedness.py.
+  evaluators/groundedness.py;
+- ``entailment`` and ``consistency`` (models fitted with them): the probability that the context entails the
+  claim, and one minus the probability that it contradicts it, from Assay's own entailment model
+  (evaluators/_claim_entailment.py): the signals that read meaning where words are shared or not.
 
 The parameters live in ``assay/data/groundedness/model.json``, written by ``bench/fit_groundedness.py`` from the
 labelled sets in ``bench/data/validity/``; its data card beside it says what it was fitted on and how well it
@@ -30,7 +34,11 @@ from assay.evaluators._grounding import STOPWORDS
 from assay.evaluators._overlap import tokens
 from rapidfuzz.distance import LCSseq
 
-FEATURES = ("unsupported_words", "ordered_overlap", "ordered_content_overlap", "hybrid")
+LEXICAL_FEATURES = ("unsupported_words", "ordered_overlap", "ordered_content_overlap", "hybrid")
+ENTAILMENT_FEATURES = ("entailment", "consistency")
+FEATURES = (*LEXICAL_FEATURES, *ENTAILMENT_FEATURES)
+"""Every signal a model may weigh, in order; a model declares the ones it was fitted on (a prefix-compatible
+subset: the lexical ones, or all)."""
 MODEL_SCHEMA_VERSION = 1
 
 
@@ -45,7 +53,7 @@ def lexical_signals(answer: str, context: Sequence[str]) -> dict[str, float]:
     answer_content = [token for token in answer_tokens if token not in STOPWORDS]
     context_content = [token for token in context_tokens if token not in STOPWORDS]
     return {
-        "unsupported_words": -math.log1p(sum(token not in vocabulary for token in answer_tokens)),
+        "unsupported_words": -math.log1p(sum(token not in vocabulary for token in answer_content)),
         "ordered_overlap": _in_order_share(answer_tokens, context_tokens),
         "ordered_content_overlap": _in_order_share(answer_content, context_content),
     }
@@ -61,6 +69,12 @@ class GroundednessModel:
     weights: tuple[float, ...]
     intercept: float
     version: str
+    threshold: float = 0.5
+    """The default cut, chosen with the fit on its training data (see the data card)."""
+
+    @property
+    def reads_entailment(self) -> bool:
+        return "entailment" in self.features
 
     def probability(self, signals: Mapping[str, float]) -> float:
         z = self.intercept + sum(
@@ -73,18 +87,20 @@ class GroundednessModel:
     def from_document(cls, document: Mapping, source: str) -> "GroundednessModel":
         if document.get("schema_version") != MODEL_SCHEMA_VERSION:
             raise ValueError(f"{source}: field 'schema_version': expected {MODEL_SCHEMA_VERSION}")
-        if tuple(document.get("features", ())) != FEATURES:
-            raise ValueError(f"{source}: field 'features': expected {list(FEATURES)}")
+        features = tuple(document.get("features", ()))
+        if features not in (LEXICAL_FEATURES, FEATURES):
+            raise ValueError(f"{source}: field 'features': expected {list(LEXICAL_FEATURES)} or {list(FEATURES)}")
         lengths = {len(document[key]) for key in ("mean", "scale", "weights")}
-        if lengths != {len(FEATURES)}:
-            raise ValueError(f"{source}: fields 'mean', 'scale', 'weights' need {len(FEATURES)} numbers each")
+        if lengths != {len(features)}:
+            raise ValueError(f"{source}: fields 'mean', 'scale', 'weights' need {len(features)} numbers each")
         return cls(
-            features=FEATURES,
+            features=features,
             mean=tuple(map(float, document["mean"])),
             scale=tuple(map(float, document["scale"])),
             weights=tuple(map(float, document["weights"])),
             intercept=float(document["intercept"]),
             version=str(document["version"]),
+            threshold=float(document.get("threshold", 0.5)),
         )
 
 
@@ -94,6 +110,12 @@ def groundedness_score(model: GroundednessModel, signals: Mapping[str, float], f
     amount of shared wording should outweigh."""
     probability = model.probability(signals)
     return min(probability, signals["hybrid"]) if figure_at_fault else probability
+
+
+def aggregate_claims(claim_scores: Sequence[float]) -> float:
+    """An answer's score from its claims' probabilities: its weakest claim's, so one unsupported claim fails
+    the answer however many supported ones surround it, on the same scale for one claim or ten."""
+    return min(claim_scores)
 
 
 @lru_cache(maxsize=1)

@@ -17,6 +17,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 import regex
+from assay.evaluators._aliases import NOT_NAMES, alias_words
 
 _STOPWORD_TEXT = """a about above after again against all also am an and any are aren't as at be because been
     before being below between both but by can can't cannot could couldn't did didn't do does doesn't doing don't down
@@ -44,8 +45,15 @@ _MULTIPLIERS = {"k": 1_000, "thousand": 1_000, "m": 1_000_000, "million": 1_000_
 _LIST_MARKER = regex.compile(r"(?m)^\s*(?:#+|[-*+•]|\d{1,2}[.)])\s+")
 _PHONE = regex.compile(r"(?<![\w.,£$€])\+?\d{2,5}(?:[ -]\d{2,4}){2,3}(?![\w%])")
 _TIME = regex.compile(
-    r"(?<![\w.,])(\d{1,2})(?::([0-5]\d))?\s?([ap])\.?m\b\.?|(?<![\w.,])(\d{1,2}):([0-5]\d)(?!\d)", regex.I
+    r"(?<![\w.,])(\d{1,2})(?::([0-5]\d))?\s?([ap])\.?\s?m\b\.?|(?<![\w.,:])([01]?\d|2[0-4]):([0-5]?\d)(?![\d:])"
+    r"|\b(noon|midday|midnight)\b",
+    regex.I,
 )
+_TIME_RANGE = regex.compile(
+    r"(?<![\w.,])(\d{1,2})(?::([0-5]\d))?\s*(?:-|–|to|until|till|through)\s*(?=\d{1,2}(?::[0-5]\d)?\s?([ap])\.?\s?m\b)",
+    regex.I,
+)
+"""The first time of a range that states its am/pm once ("4 to 9 PM", "4-9pm"): it shares the second's."""
 _FIGURE = regex.compile(
     r"(?<![\p{L}\d.,])[£$€]?\s?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?"
     r"(?:(?P<pence>p)(?![.\p{L}])|\s?(?P<unit>%|per\s?cent|percent|million|billion|thousand|bn|m|k)(?!\p{L})"
@@ -64,6 +72,7 @@ _DURATION_AFTER = regex.compile(
 )
 _WORD = regex.compile(r"\p{L}[\p{L}'’]*\p{L}|\p{L}")
 _NAME = regex.compile(r"\b(?:\p{Lu}[\p{L}’']*\p{L}|\p{Lu}{2,})\b")
+_CLAUSE_OPENERS = ".!?:;([{\"'“‘-–—•"
 
 
 @dataclass(frozen=True)
@@ -147,10 +156,21 @@ def _figures(text: str, bare_one: bool) -> tuple[Figure, ...]:
         if len(digits) >= 9:
             found.append(Figure(match.group(), f"tel:{digits[-9:]}", "tel"))
             taken.append(match.span())
+    for match in _TIME_RANGE.finditer(text):
+        later = _TIME.match(text, match.end())
+        if later is None or not later.group(1):
+            continue
+        hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
+        if int(match.group(1)) % 12 > int(later.group(1)) % 12:  # "11 to 2 pm": the first is before noon
+            hour -= 12 if hour >= 12 else 0
+        found.append(Figure(match.group(1), f"time:{hour:02d}:{int(match.group(2) or 0):02d}", "time"))
+        taken.append((match.start(1), match.end(2) if match.group(2) else match.end(1)))
     for match in _TIME.finditer(text):
         if not free(match.span()):
             continue
-        if match.group(1):
+        if match.group(6):
+            hour, minute = (0 if match.group(6).lower() == "midnight" else 12), 0
+        elif match.group(1):
             hour = int(match.group(1)) % 12 + (12 if match.group(3).lower() == "p" else 0)
             minute = int(match.group(2) or 0)
         else:
@@ -173,18 +193,21 @@ def _figures(text: str, bare_one: bool) -> tuple[Figure, ...]:
             continue
         if not bare_one and phrase.lower() in ("one", "a", "an"):
             continue
+        if phrase.lower() in _SCALES:
+            continue  # "several thousand", "a few hundred": an order of magnitude, not a figure to check
         found.append(Figure(phrase, str(value), _unit_after(text, match.end(), phrase, "")))
     return tuple(found)
 
 
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    """A light English stem so "transfers"/"transferred"/"transfer" meet; names keep their case-folded form."""
+    """A light English stem so "transfers"/"transferred"/"transfer" and "slice"/"slicing" meet; names keep their
+    case-folded form."""
     word = word.lower().replace("’", "'").removesuffix("'s")
     for suffix, replacement in (("ies", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", "")):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)] + replacement
-    return word
+    return word[:-1] if word.endswith("e") and len(word) >= 4 else word
 
 
 def words(text: str) -> list[str]:
@@ -216,14 +239,17 @@ def _content_words(text: str) -> tuple[str, ...]:
 def names(sentence: str) -> list[str]:
     """Capitalised words and acronyms that name something (product, place, organisation, month, day).
 
-    The first word of a sentence is capitalised anyway, so it counts only as an acronym or as the start of a
-    multi-word name ("Meridian Shield ..."); "I" is never a name."""
+    The first word of a sentence or clause (after a colon, semicolon, bracket, quote or dash) is capitalised
+    anyway, so it counts only as an acronym or as the start of a multi-word name ("Meridian Shield ..."); "I"
+    and the sentence adverbs and time markers of ``NOT_NAMES`` ("Overall", "Meanwhile", "PM") are never names."""
     sentence = clean(sentence)
     found = []
-    first = _WORD.search(sentence)
     for match in _NAME.finditer(sentence):
         word = match.group()
-        if first is not None and match.start() == first.start() and not word.isupper():
+        if word.lower() in NOT_NAMES:
+            continue
+        before = sentence[: match.start()].rstrip(" *_")
+        if (not before or before[-1] in _CLAUSE_OPENERS) and not word.isupper():
             following = _WORD.search(sentence, match.end())
             if following is None or not following.group()[0].isupper():
                 continue
@@ -259,7 +285,9 @@ class Evidence:
         self._derived_by_unit: dict[str, set[str]] = {}
         vocabulary = {word.lower() for text in context_texts for word in words(text)}
         self.vocabulary = sorted(vocabulary)
-        self.stems = {_stem(word) for word in vocabulary}
+        self.stems = {_stem(word) for word in vocabulary} | {
+            _stem(word) for text in context_texts for word in alias_words(text)
+        }
         self.content_vocabulary = sorted({word for text in context_texts for word in content_words(text)})
         self.framing_stems = {_stem(word) for word in words(question)}
         self.fuzzy_cutoff = fuzzy_cutoff

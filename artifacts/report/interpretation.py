@@ -97,6 +97,21 @@ def _findings(where: str, findings: list[dict[str, Any]]) -> str:
     return f"{where}: " + ", ".join(f"{item.get('kind', '?')} {item.get('preview', '')}".strip() for item in findings)
 
 
+def _claim_items(claims: list[dict[str, Any]], threshold: float) -> list[dict[str, str]]:
+    """Each checked claim with its support and the evidence it was matched to; the unsupported ones first, so a
+    reviewer reads what failed before what passed. A claim with no evidence to show is listed only if weak."""
+    items = []
+    for claim in sorted(claims, key=lambda item: (item.get("support") or 0.0) >= threshold):
+        weak = (claim.get("support") or 0.0) < threshold
+        evidence = claim.get("closest_context")
+        if not weak and not evidence:
+            continue
+        text = claim.get("sentence", "") + (f" ← evidence: {evidence}" if evidence else "")
+        label = f"{'unsupported' if weak else 'supported'} claim (support {claim.get('support')})"
+        items.append({"label": label, "text": _shorten(text)})
+    return items
+
+
 def explanation(details: dict[str, Any] | None, threshold: float | None) -> list[dict[str, str]]:
     """What the evaluator recorded about one case, as labelled lines a reviewer reads: groundedness'
     unsupported sentences and figures, failed conditions and assertions, PII or secrets found (masked), judge
@@ -107,11 +122,11 @@ def explanation(details: dict[str, Any] | None, threshold: float | None) -> list
     rest = dict(details)
     sentences = rest.pop("sentences", None)
     if isinstance(sentences, list) and threshold is not None:
-        weak = [s for s in sentences if isinstance(s, dict) and (s.get("support") or 0.0) < threshold]
-        for sentence in weak:
-            items.append({"label": f"unsupported sentence (support {sentence.get('support')})",
-                          "text": _shorten(sentence.get("sentence", ""))})  # fmt: skip
-    for key in ("unsupported_figures", "unsupported_names"):
+        items += _claim_items([s for s in sentences if isinstance(s, dict)], threshold)
+    for left in rest.pop("left_out", None) or []:
+        if isinstance(left, dict):
+            items.append({"label": f"not checked: {left.get('reason', '?')}", "text": _shorten(left.get("text", ""))})
+    for key in ("unsupported_figures", "unsupported_names", "contradicted_by_record"):
         if rest.get(key):
             items.append({"label": key.replace("_", " "), "text": _shorten(", ".join(map(str, rest[key])))})
         rest.pop(key, None)

@@ -6,8 +6,14 @@ import math
 from pathlib import Path
 
 import pytest
-from assay.evaluators import CaseContext, Services, build_evaluator
-from assay.evaluators._groundedness_model import FEATURES, GroundednessModel, lexical_signals, packaged_model
+from assay.evaluators import CaseContext, Services, build_evaluator, groundedness
+from assay.evaluators._groundedness_model import (
+    FEATURES,
+    LEXICAL_FEATURES,
+    GroundednessModel,
+    lexical_signals,
+    packaged_model,
+)
 from assay.evaluators._nli import NLI_MODEL_ENV, NliBackend
 
 from assay.embeddings import EmbeddingEngine
@@ -42,12 +48,14 @@ def test_lexical_signals_count_unknown_words_and_reward_order() -> None:
     swapped = lexical_signals("£10 costs express delivery", CONTEXT)
     assert swapped["unsupported_words"] == 0.0 and swapped["ordered_overlap"] < 1.0
     invented = lexical_signals("express delivery costs £10 and arrives by drone", CONTEXT)
-    assert invented["unsupported_words"] == pytest.approx(-math.log1p(3))  # arrives, by, drone ("and" is known)
+    assert invented["unsupported_words"] == pytest.approx(-math.log1p(2))  # arrives, drone (stop words never count)
+    record = lexical_signals("Luigi's is open on Monday", ["name: Luigi's", "hours monday: 16:0-21:0"])
+    assert record["unsupported_words"] == pytest.approx(-math.log1p(1))  # open ("is", "on": stop words)
 
 
 def test_the_packaged_model_is_a_valid_non_negative_fit() -> None:
     model = packaged_model()
-    assert model.features == FEATURES and all(weight >= 0 for weight in model.weights)
+    assert model.features in (LEXICAL_FEATURES, FEATURES) and all(weight >= 0 for weight in model.weights)
     document = json.loads((Path("assay/data/groundedness/model.json")).read_text(encoding="utf-8"))
     assert set(document["trained_on"]) >= {"begin_dev_wow", "q2_wow"}
     with pytest.raises(ValueError, match="field 'features'"):
@@ -59,7 +67,26 @@ def test_learned_default_separates_a_faithful_answer_from_an_invented_one(servic
     invented = _scored(services, "Standard delivery takes two weeks and a courier calls you the evening before.")
     assert faithful.details["backend"] == f"offline:{packaged_model().version}"
     assert faithful.scores["groundedness"] >= 0.5 > invented.scores["groundedness"]
-    assert set(faithful.details["signals"]) == set(FEATURES)
+    assert set(faithful.details["signals"]) == set(packaged_model().features)
+
+
+def test_a_model_fitted_with_entailment_reads_assay_entailment_model(
+    services: Services, no_nli: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped model does not read the entailment signals (fitted with them it was no better out of set, see
+    its data card); a model that declares them gets them from Assay's own entailment model, claim by claim."""
+    lexical, width = packaged_model(), len(LEXICAL_FEATURES)
+    document = {
+        "schema_version": 1, "version": "with-entailment", "features": list(FEATURES),
+        "mean": [*lexical.mean[:width], 0.5, 0.8], "scale": [*lexical.scale[:width], 0.2, 0.15],
+        "weights": [*lexical.weights[:width], 1.0, 1.0], "intercept": lexical.intercept,
+    }  # fmt: skip
+    monkeypatch.setattr(groundedness, "packaged_model", lambda: GroundednessModel.from_document(document, "test"))
+    scored = _scored(services, "Express delivery costs £10.")
+    assert scored.details["entailment_backend"] == "nli:assay-entailment-v1"
+    signals = scored.details["signals"]
+    assert 0.0 <= signals["entailment"] <= 1.0 and 0.0 <= signals["consistency"] <= 1.0
+    assert build_evaluator("groundedness", services).unavailable_reason() is None
 
 
 def test_a_wrong_figure_is_capped_by_the_rule_whatever_the_wording(services: Services, no_nli: None) -> None:

@@ -50,10 +50,16 @@ def test_interpretation_lists_cases_metrics_thresholds_and_pii(report: tuple[str
 
 
 def test_groundedness_explanation_names_unsupported_sentences() -> None:
-    details = {"sentences": [{"sentence": "Rates are 9%.", "support": 0.2}, {"sentence": "Ok.", "support": 1.0}],
-               "unsupported_figures": ["9%"], "verdict": {"rationale": "made up"}}  # fmt: skip
+    details = {"sentences": [{"sentence": "Fees are 0.", "support": 0.9, "closest_context": "No fee."},
+                             {"sentence": "Rates are 9%.", "support": 0.2}, {"sentence": "Ok.", "support": 1.0}],
+               "unsupported_figures": ["9%"], "verdict": {"rationale": "made up"},
+               "left_out": [{"text": "I hope this helps!", "reason": "courtesy"}],
+               "contradicted_by_record": ['delivery = "False"']}  # fmt: skip
     items = explanation(details, 0.75)
-    assert {"label": "unsupported sentence (support 0.2)", "text": "Rates are 9%."} in items
+    assert items[0] == {"label": "unsupported claim (support 0.2)", "text": "Rates are 9%."}
+    assert {"label": "supported claim (support 0.9)", "text": "Fees are 0. ← evidence: No fee."} in items
+    assert {"label": "not checked: courtesy", "text": "I hope this helps!"} in items
+    assert {"label": "contradicted by record", "text": 'delivery = "False"'} in items
     assert {"label": "unsupported figures", "text": "9%"} in items and {
         "label": "judge rationale",
         "text": "made up",
