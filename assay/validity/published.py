@@ -36,6 +36,13 @@ class PublishedFigure(DomainModel):
     leave_one_dataset_out_auc: float | None = Field(
         default=None, ge=0, le=1, description="ROC-AUC of the model refitted without this set (out-of-set figure)."
     )
+    pass_rate_supported: float | None = Field(
+        default=None, ge=0, le=1, description="Share of answers labelled supported that pass at the default threshold."
+    )
+    fail_rate_unsupported: float | None = Field(
+        default=None, ge=0, le=1, description="Share of answers labelled unsupported failing at the default threshold."
+    )
+    unscored: int = Field(default=0, ge=0, description="Labelled items the evaluator left unscored (e.g. no claim).")
     measured_by: str = Field(default="", description="The script that measured it (the file's measured_by).")
     measured_on: str = Field(default="", description="When, YYYY-MM-DD (the file's measured_on).")
 
