@@ -105,7 +105,7 @@ def cases(rows: list[Row]) -> list[CaseContext]:
     ]
 
 
-def add_signals(rows: list[Row], services: Services) -> None:
+def add_signals(rows: list[Row], services: Services, *, with_entailment: bool = False) -> None:
     """Each row's score from the packaged evaluator, and the signals a model is fitted on: those of the claim
     with the least rule-based support (the claim an unsupported answer is most likely wrong in), chosen without
     the packaged model so that a refit reproduces itself, with the entailment signals of that claim."""
@@ -125,6 +125,8 @@ def add_signals(rows: list[Row], services: Services) -> None:
         texts = evidence_texts(case)
         row.signals, row.figure_at_fault = claim_signals(weakest, texts)
         chosen.append((row, weakest.sentence, [sentence for text in texts for sentence in sentences(text)]))
+    if not with_entailment:  # one entailment-model call per row: only for a fit that weighs those signals
+        return
     backend = packaged_entailment_backend(batch_size=32)
     backend.score_pairs([pair for _, claim, context in chosen for pair in entailment_pairs([claim], context)])
     for row, claim, context in chosen:
