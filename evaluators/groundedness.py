@@ -215,7 +215,7 @@ class Groundedness(Evaluator):
                     "answer states facts the evidence does not (hallucination)."
                 ),
                 higher_is_better=True,
-                threshold=0.5,
+                threshold=packaged_model().threshold,  # the learned default's cut, chosen with its fit
                 is_primary=True,
             ),
             MetricMeta(
@@ -339,10 +339,10 @@ class Groundedness(Evaluator):
         return "hybrid" if self.method == "learned" else self.method
 
     def default_threshold(self, metric_key: str) -> float | None:
-        """The learned model's own cut, chosen with its fit on the declared training data (its data card states
-        the expected pass rates); the rule-based methods' cut otherwise."""
-        if metric_key == "groundedness":
-            return packaged_model().threshold if self.method == "learned" else RULE_BASED_THRESHOLD
+        """The spec's cut is the learned model's, chosen with its fit (its data card states the expected pass
+        rates); the rule-based methods score on another scale and keep their own."""
+        if metric_key == "groundedness" and self.method != "learned":
+            return RULE_BASED_THRESHOLD
         return super().default_threshold(metric_key)
 
     def in_scope(self, case: CaseContext) -> CaseContext:
