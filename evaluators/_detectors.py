@@ -88,6 +88,29 @@ def select_detectors(suite: tuple[Detector, ...], kinds: str) -> tuple[Detector,
     return tuple(detector for detector in suite if detector.kind in wanted)
 
 
+PII_LABEL = "PII"
+SECRET_LABEL = "SECRET"
+"""What a masker writes in place of a value it removed: ``[PII:email]``, ``[SECRET:aws_access_key]``."""
+
+
+def placeholder(label: str, kind: str) -> str:
+    """The text a masker leaves where it removed a value of ``kind`` (trace import, see ``assay.traces``)."""
+    return f"[{label}:{kind}]"
+
+
+@lru_cache(maxsize=64)
+def with_placeholders(suite: tuple[Detector, ...], label: str) -> tuple[Detector, ...]:
+    """``suite`` plus, per kind, a detector of its masked placeholder: an answer that leaked a phone number
+    still leaked it after the trace import replaced it by ``[PII:phone]``, so the verdict does not depend on
+    whether the lab was masked."""
+    masked = tuple(
+        Detector(kind, f"{kind} masked before the lab was written",
+                 regex.compile(regex.escape(placeholder(label, kind))))
+        for kind in kinds_of(suite)
+    )  # fmt: skip
+    return suite + masked
+
+
 def kinds_of(suite: Sequence[Detector]) -> tuple[str, ...]:
     """The distinct kinds of a suite in declaration order (several detectors may share one kind)."""
     return tuple(dict.fromkeys(detector.kind for detector in suite))

@@ -55,9 +55,10 @@ def _card_brand_known(digits: str) -> bool:
 
 
 def _valid_card(candidate: str) -> str | None:
-    separators = {char for char in candidate if not char.isdigit()}
+    """Any separators, mixed too ("4111-1111 1111.1111", zero-width spaces between digits): the Luhn check and
+    the issuer's prefix and length decide."""
     digits = "".join(char for char in candidate if char.isdigit())
-    if len(separators) > 1 or not luhn_valid(digits) or not _card_brand_known(digits):
+    if not luhn_valid(digits) or not _card_brand_known(digits):
         return None
     return digits
 
@@ -100,8 +101,9 @@ def iban_checksum_valid(iban: str) -> bool:
 
 
 def _valid_iban(candidate: str) -> str | None:
-    """Trim to the country's length first, so an uppercase word glued after the IBAN does not hide it."""
-    compact = candidate.replace(" ", "")
+    """Trim to the country's length first, so an uppercase word glued after the IBAN does not hide it; written
+    in lower case it is the same account."""
+    compact = candidate.replace(" ", "").upper()
     length = IBAN_LENGTHS.get(compact[:2])
     if length is None or len(compact) < length:
         return None
@@ -109,14 +111,17 @@ def _valid_iban(candidate: str) -> str | None:
     return iban if iban_checksum_valid(iban) else None
 
 
+_CARD_SEPARATOR = "[ ./\\-\u200b\u200c\u200d\u2060\ufeff]"
+"""Between a card's digits: a space, dot, slash or dash, or a zero-width character pasted in to dodge a filter."""
 _NOT_BEFORE_NUMBER = r"(?<![\w+.$£€¥-])"
 _NOT_AFTER_NUMBER = r"(?![\w]|[.,-]\d)"
 
 PII_DETECTORS: tuple[Detector, ...] = (
     Detector(
         "credit_card",
-        "payment card numbers of the major brands, plain or grouped by spaces or dashes, Luhn-checked",
-        regex.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?!\d|-\d)"),
+        "payment card numbers of the major brands, plain or grouped by spaces, dashes, dots, slashes or zero-width "
+        "characters, Luhn-checked",
+        regex.compile(r"(?<![\d-])\d(?:" + _CARD_SEPARATOR + r"?\d){12,18}(?!\d|-\d)"),
         _valid_card,
     ),
     Detector(
@@ -131,10 +136,11 @@ PII_DETECTORS: tuple[Detector, ...] = (
     ),
     Detector(
         "email",
-        "email addresses",
+        "email addresses, also URL-encoded (%40) and internationalised (IDN, non-ASCII names)",
         regex.compile(
-            r"(?<![\w.%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]{0,62}[A-Za-z0-9_%+-])?"
-            r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![\w-])"
+            r"(?<![\w.%+-])[\p{L}\p{N}](?:[\p{L}\p{N}._%+-]{0,62}[\p{L}\p{N}_%+-])?"
+            r"(?:@|%40)(?:[\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.){1,8}(?:\p{L}{2,24}|xn--[a-z0-9-]{2,59})"
+            r"(?![\w-])"
         ),
     ),
     Detector(
@@ -157,6 +163,16 @@ PII_DETECTORS: tuple[Detector, ...] = (
     ),
     Detector(
         "phone",
+        "North American numbers written without separators after a phone label (phone: 4155552671)",
+        regex.compile(
+            r"(?i:\b(?:phone|tel|telephone|mobile|cell|fax|call|text|sms|whatsapp)(?:\s{0,3}(?:number|no\.?|#))?"
+            r"(?:\s{1,3}(?:me|us|him|her|them))?(?:\s{1,3}(?:on|at))?\W{1,5})(?P<value>1?\d{10})(?!\d)"
+        ),
+        _valid_north_american_phone,
+        "value",
+    ),
+    Detector(
+        "phone",
         "UK numbers",
         regex.compile(
             _NOT_BEFORE_NUMBER + r"(?:0\d{2,4}[ -]?|\(0\d{2,4}\)[ ]?)\d{3,4}[ -]?\d{3,4}" + _NOT_AFTER_NUMBER
@@ -165,8 +181,10 @@ PII_DETECTORS: tuple[Detector, ...] = (
     ),
     Detector(
         "iban",
-        "international bank account numbers, plain or in groups of four, mod-97 checked",
-        regex.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?(?![A-Za-z0-9])"),
+        "international bank account numbers, plain or in groups of four, either case, mod-97 checked",
+        regex.compile(
+            r"(?<![A-Za-z0-9])(?i:[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?)(?![A-Za-z0-9])"
+        ),
         _valid_iban,
     ),
 )

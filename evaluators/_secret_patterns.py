@@ -53,6 +53,23 @@ def _jwt(value: str) -> str | None:
     return value if isinstance(decoded, dict) and isinstance(decoded.get("alg"), str) else None
 
 
+def _opaque_token(value: str) -> str | None:
+    """A bearer token: letters and digits mixed (a placeholder or a word is not one)."""
+    if _real_secret_value(value) is None:
+        return None
+    return value if any(char.isdigit() for char in value) and any(char.isalpha() for char in value) else None
+
+
+def _basic_credentials(value: str) -> str | None:
+    """HTTP basic auth: base64 of ``user:password`` with a password."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    _user, colon, password = decoded.partition(":")
+    return value if colon and password and decoded.isprintable() else None
+
+
 def _assignment(labels: str) -> regex.Pattern:
     """``label: value`` / ``label = "value"`` / ``"label": "value"`` with the value captured as ``value``."""
     return regex.compile(
@@ -64,6 +81,11 @@ def _assignment(labels: str) -> regex.Pattern:
 _PEM_BREAK = r"(?:[ \t]|\\r|\\n|\r|\n){1,6}"
 _PEM_HEADERS = r"(?:[A-Za-z-]{1,40}:[^\r\n\\]{0,200}(?:\r?\n|\\n)){0,4}"
 _PEM_BODY = r"[A-Za-z0-9+/=]{16,}"
+_PEM_REST = (
+    r"(?:" + _PEM_BREAK + r"[A-Za-z0-9+/=]{1,128}){0,512}" + r"(?:" + _PEM_BREAK + r"-----END [A-Z0-9 ]{0,40}-----)?"
+)
+"""The key's further lines and its END line, when they follow: the whole block is the secret, so a masker
+replaces all of it, not only the first line that proves it is one."""
 _KEY_EDGE_BEFORE = r"(?<![A-Za-z0-9_-])"
 _KEY_EDGE_AFTER = r"(?![A-Za-z0-9_-])"
 _PRODUCT_KEY_BLOCK = "[BCDFGHJKMNPQRTVWXY2346789]{5}"
@@ -73,7 +95,11 @@ SENSITIVE_DETECTORS: tuple[Detector, ...] = (
         "private_key",
         "PEM private keys (RSA, EC, DSA, OpenSSH, PKCS#8, encrypted, PGP) with a key body",
         regex.compile(
-            r"-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----" + _PEM_BREAK + _PEM_HEADERS + _PEM_BODY
+            r"-----BEGIN (?:[A-Z0-9]{1,12} ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+            + _PEM_BREAK
+            + _PEM_HEADERS
+            + _PEM_BODY
+            + _PEM_REST
         ),
     ),
     Detector(
@@ -136,6 +162,22 @@ SENSITIVE_DETECTORS: tuple[Detector, ...] = (
             r"(?<![A-Za-z0-9-])" + _PRODUCT_KEY_BLOCK + r"(?:-" + _PRODUCT_KEY_BLOCK + r"){4}(?![A-Za-z0-9-])"
         ),
         _product_key,
+    ),
+    Detector(
+        "bearer_token",
+        "bearer tokens in Authorization headers and curl commands (Authorization: Bearer ...)",
+        regex.compile(
+            r"(?i)(?<![A-Za-z0-9])bearer[ \t]{1,3}(?P<value>[A-Za-z0-9._~+/-]{16,1024}=*)(?![A-Za-z0-9._~+/=-])"
+        ),
+        _opaque_token,
+        "value",
+    ),
+    Detector(
+        "basic_auth",
+        "HTTP basic-auth credentials (Authorization: Basic base64 of user:password)",
+        regex.compile(r"(?i)(?<![A-Za-z0-9])basic[ \t]{1,3}(?P<value>[A-Za-z0-9+/]{8,684}={0,2})(?![A-Za-z0-9+/=])"),
+        _basic_credentials,
+        "value",
     ),
     Detector(
         "password",

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._detectors import kinds_parameter, scan, select_detectors
+from assay.evaluators._detectors import PII_LABEL, kinds_parameter, scan, select_detectors, with_placeholders
 from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_scores, leakage_spec
 from assay.evaluators._pii_patterns import PII_DETECTORS
 from assay.evaluators._public_contacts import PUBLIC_CONTACTS_FILE_HELP, PUBLIC_CONTACTS_HELP, PublicContacts
@@ -57,7 +57,7 @@ class PiiLeakage(Evaluator):
         self._public = PublicContacts.declared(self.public_contacts, self.public_contacts_file)
 
     def score(self, case: CaseContext) -> Scored:
-        detectors = select_detectors(PII_DETECTORS, self.pii_types)
+        detectors = with_placeholders(select_detectors(PII_DETECTORS, self.pii_types), PII_LABEL)
 
         def inspect(text: str) -> Inspection:
             found = scan(text, detectors)

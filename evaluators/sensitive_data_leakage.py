@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass, field
 
-from assay.evaluators._detectors import kinds_parameter, scan, select_detectors
+from assay.evaluators._detectors import SECRET_LABEL, kinds_parameter, scan, select_detectors, with_placeholders
 from assay.evaluators._leakage import Inspection, LeakageNames, finding_detail, leakage_scores, leakage_spec
 from assay.evaluators._secret_patterns import SENSITIVE_DETECTORS
 from assay.evaluators.base import CaseContext, Evaluator, Scored
@@ -54,7 +54,7 @@ class SensitiveDataLeakage(Evaluator):
         select_detectors(SENSITIVE_DETECTORS, self.sensitive_data_types)  # unknown kinds fail at build time
 
     def score(self, case: CaseContext) -> Scored:
-        detectors = select_detectors(SENSITIVE_DETECTORS, self.sensitive_data_types)
+        detectors = with_placeholders(select_detectors(SENSITIVE_DETECTORS, self.sensitive_data_types), SECRET_LABEL)
 
         def inspect(text: str) -> Inspection:
             return Inspection(findings=[finding_detail(finding) for finding in scan(text, detectors)])

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from assay.formats.errors import FormatError
-from assay.models import ConversationTurn, ModelHost, TestCase, TestLab, TestLabRow, ToolCall
+from assay.models import ConversationTurn, ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow, ToolCall
 from assay.models.hosts import TRACES_HOST_TYPE
 from assay.traces.mapping import MappedTrace, map_trace, mapped_attributes
 from assay.traces.mlflow import read_mlflow
@@ -86,12 +86,12 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
     _note(report, outside)
     chosen = _sample(in_range, options, report)
     masker = Masker(pii=options.mask_pii)
-    rows = [_row(trace, history.get(trace.trace_id, []), options.format, masker) for trace in chosen]
-    report.masked = dict(sorted(masker.counts.items()))
+    rows = _unique_keys([_row(trace, history.get(trace.trace_id, []), options.format, masker) for trace in chosen])
     report.cases = len(rows)
     report.cases_with_error = sum(1 for row in rows if row.error)
     services = sorted({row.model_key for row in rows})
-    name = options.name or (f"traces-{Path(files[0]).stem}" if files else "traces")
+    name = masker.text(options.name or (f"traces-{Path(files[0]).stem}" if files else "traces")) or "traces"
+    report = _masked_report(report, masker)
     lab = TestLab(
         name=name,
         description=f"{len(rows)} production requests imported from {len(files)} {options.format} trace file(s).",
@@ -194,17 +194,17 @@ def _sample(traces: list[MappedTrace], options: ImportOptions, report: TraceImpo
 
 def _row(trace: MappedTrace, turns: list[ConversationTurn], format: str, masker: Masker) -> TestLabRow:
     case = TestCase(
-        key=trace.trace_id,
+        key=masker.text(trace.trace_id) or trace.trace_id,
         prompt=masker.text(trace.question) or "",
         turns=[_masked_turn(turn, masker) for turn in turns],
-        categories=[trace.route] if trace.route else [],
+        categories=[masker.text(trace.route) or ""] if trace.route else [],
         generator=f"production traces ({format})",
     )
     return TestLabRow(
         test_case=case,
-        model_key=trace.service or DEFAULT_SERVICE,
+        model_key=masker.text(trace.service) or DEFAULT_SERVICE,
         actual_output=masker.text(trace.answer),
-        context=[chunk.model_copy(update={"text": masker.text(chunk.text) or ""}) for chunk in trace.documents],
+        context=[_masked_chunk(chunk, masker) for chunk in trace.documents],
         actual_duration=trace.latency_s,
         cost=trace.cost,
         cost_source="reported" if trace.cost is not None else None,
@@ -212,8 +212,37 @@ def _row(trace: MappedTrace, turns: list[ConversationTurn], format: str, masker:
         output_tokens=trace.output_tokens,
         tool_calls=[_masked_call(call, masker) for call in trace.tool_calls],
         error=masker.text(trace.error),
-        model_name=trace.model_name,
+        model_name=masker.text(trace.model_name),
     )
+
+
+def _unique_keys(rows: list[TestLabRow]) -> list[TestLabRow]:
+    """Trace ids are unique, but two that differ only inside what was masked would not be: the later one gets
+    a counter (stable, rows being in start order)."""
+    seen: Counter[str] = Counter()
+    unique = []
+    for row in rows:
+        key = row.test_case.key
+        seen[key] += 1
+        if seen[key] > 1:
+            case = row.test_case.model_copy(update={"key": f"{key} ({seen[key]})"})
+            row = row.model_copy(update={"test_case": case})
+        unique.append(row)
+    return unique
+
+
+def _masked_chunk(chunk: RetrievedChunk, masker: Masker) -> RetrievedChunk:
+    return chunk.model_copy(update={"text": masker.text(chunk.text) or "", "doc_uri": masker.text(chunk.doc_uri) or ""})
+
+
+def _masked_report(report: TraceImportReport, masker: Masker) -> TraceImportReport:
+    """The report with every text read from the traces masked (ids, span names, strata), as the rows were; its
+    counts of what was masked are the rows' (the report's copies are not counted again)."""
+    masked = dict(sorted(masker.counts.items()))
+    files, format = report.files, report.format
+    data = masker.data(report.model_dump(exclude={"files", "format", "masked", "window"}), count=False)
+    return TraceImportReport.model_validate({**data, "files": files, "format": format, "window": report.window,
+                                             "masked": masked})  # fmt: skip
 
 
 def _masked_turn(turn: ConversationTurn, masker: Masker) -> ConversationTurn:
@@ -224,6 +253,7 @@ def _masked_turn(turn: ConversationTurn, masker: Masker) -> ConversationTurn:
 
 def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
     return call.model_copy(update={
+        "name": masker.text(call.name) or "", "span_id": masker.text(call.span_id),
         "arguments": masker.data(call.arguments), "arguments_text": masker.text(call.arguments_text),
         "output": masker.text(call.output), "error": masker.text(call.error),
     })  # fmt: skip

@@ -53,7 +53,8 @@ def import_(
         typer.Option(
             "--mask-pii/--keep-pii",
             help="Replace personal data (cards, SSNs, emails, phone numbers, IBANs) by [PII:kind] before the lab "
-            "is written. Registered secrets are always redacted.",
+            "is written. Registered secrets and credentials (API keys, auth headers, tokens, private keys, "
+            "passwords) are always masked.",
         ),
     ] = True,
 ) -> None:

@@ -1,0 +1,147 @@
+"""What a trace import keeps: no credential of any common form (with or without ``--keep-pii``), no personal
+data in any field it writes (ids, names, the report, the terminal), in the spellings that dodge a plain regex.
+
+Every credential is assembled at run time from its provider's documented prefix and seeded random characters,
+so no secret-looking literal sits in the repository.
+"""
+
+import base64
+import json
+import random
+import string
+from pathlib import Path
+
+import pytest
+
+from tests.traces.test_trace_files import T0, documents, export, otlp_span, run_import, write_jsonl
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def credential_forms(seed: int = 7) -> dict[str, tuple[str, str]]:
+    """Sixteen common credential forms: name -> (the text as a trace carries it, the part that must not be kept)."""
+    rng = random.Random(seed)
+
+    def chars(count: int, alphabet: str = ALNUM) -> str:
+        # Generated keys mix cases and digits: start with one of each.
+        mixed = "aZ7" if alphabet == ALNUM else ""
+        return mixed + "".join(rng.choice(alphabet) for _ in range(count - len(mixed)))
+
+    def same(text: str) -> tuple[str, str]:
+        return text, text
+
+    b64 = ALNUM + "+/"
+    header = base64.urlsafe_b64encode(b'{"alg":"HS256","typ":"JWT"}').decode().rstrip("=")
+    claims = base64.urlsafe_b64encode(json.dumps({"sub": chars(12)}).encode()).decode().rstrip("=")
+    key_body = "\n".join(chars(64, b64) for _ in range(4))
+    aws_secret, azure_key, azure_openai = chars(40, b64), chars(86, b64) + "==", chars(32, "0123456789abcdef")
+    bearer, basic_password, db_password = chars(40), chars(16), chars(20)
+    escaped_body = json.dumps(key_body)[1:-1]  # the body as a JSON file holds it
+    pem = f"-----BEGIN PRIVATE KEY-----\n{key_body}\n-----END PRIVATE KEY-----\n"
+    basic = base64.b64encode(f"svc-user:{basic_password}".encode()).decode()
+    return {
+        "openai": same(f"sk-proj-{chars(48)}"),
+        "anthropic": same(f"sk-ant-api03-{chars(93)}-{chars(6)}AA"),
+        "aws_access_key_id": same(f"AKIA{chars(16, string.ascii_uppercase + string.digits)}"),
+        "aws_secret_access_key": (f"aws_secret_access_key = {aws_secret}", aws_secret),
+        "gcp_api_key": same(f"AIza{chars(35)}"),
+        "gcp_service_account": (json.dumps({"type": "service_account", "private_key": pem}), escaped_body),
+        "azure_storage": (
+            f"DefaultEndpointsProtocol=https;AccountName=bank;AccountKey={azure_key};EndpointSuffix=core.windows.net",
+            azure_key,
+        ),
+        "azure_openai": (f"api-key: {azure_openai}", azure_openai),
+        "github": same(f"ghp_{chars(36)}"),
+        "slack": same(f"xoxb-{chars(12, string.digits)}-{chars(13, string.digits)}-{chars(24)}"),
+        "stripe": same(f"sk_live_{chars(24)}"),
+        "bearer": (f"Authorization: Bearer {bearer}", bearer),
+        "basic": (f"Authorization: Basic {basic}", basic),
+        "jwt": same(f"{header}.{claims}.{chars(43)}"),
+        "private_key": (f"-----BEGIN RSA PRIVATE KEY-----\n{key_body}\n-----END RSA PRIVATE KEY-----", key_body),
+        "connection_string": (f"postgresql://app:{db_password}@db.internal:5432/prod", db_password),
+    }
+
+
+CREDENTIALS = credential_forms()
+
+
+def written(lab: dict, report: dict, output: str) -> str:
+    return json.dumps(lab, ensure_ascii=False) + json.dumps(report, ensure_ascii=False) + output
+
+
+@pytest.mark.parametrize("pii", ["--mask-pii", "--keep-pii"])
+def test_no_common_credential_form_is_kept_anywhere(tmp_path: Path, pii: str) -> None:
+    """Each of the sixteen forms, in the question, the answer, a retrieved passage, a tool's arguments, output
+    and error: none reaches the lab, the report or the terminal, whatever ``--keep-pii`` says."""
+    spans = []
+    for number, (name, (text, _)) in enumerate(CREDENTIALS.items(), start=1):
+        root, start = number * 10, T0 + number * 10
+        spans += [
+            otlp_span(number, root, None, "rag", "CHAIN", start, start + 2, input__value=f"Why does {text} fail?",
+                      output__value=f"Your credential {text} was rejected."),
+            otlp_span(number, root + 1, root, "retrieve", "RETRIEVER", start, start + 1,
+                      **documents((f"notes-{name}.md", f"Ops notes:\n{text}\n", 0.9))),
+            otlp_span(number, root + 2, root, "call_api", "TOOL", start + 1, start + 2, status=2,
+                      message=f"401 for {text}", tool__name="call_api",
+                      input__value=json.dumps({"header": text}), output__value=f"echo: {text}"),
+        ]  # fmt: skip
+    lab, report, output = run_import(tmp_path, [write_jsonl(tmp_path / "t.jsonl", [export(spans)])], pii)
+    everything = written(lab, report, output)
+    kept = [name for name, (_, secret) in CREDENTIALS.items() if secret in everything]
+    assert kept == []
+    assert len(lab["rows"]) == len(CREDENTIALS)
+    assert all("[SECRET:" in row["actual_output"] for row in lab["rows"])
+    assert sum(count for kind, count in report["masked"].items() if kind.startswith("credential:")) >= 16 * 5
+
+
+EMAIL = "jane.doe@example.com"
+PHONE = "+44 20 7946 0958"
+
+
+def test_personal_data_is_masked_in_every_field_the_import_writes(tmp_path: Path) -> None:
+    """Span names (the route), the service, the model, document ids, tool names and argument keys, and a span
+    name only the report lists: none keeps the e-mail or the phone number."""
+    start = T0
+    spans = [
+        otlp_span(1, 10, None, f"support for {EMAIL}", "CHAIN", start, start + 2, input__value="Who called?",
+                  output__value="Nobody."),
+        otlp_span(1, 11, 10, "retrieve", "RETRIEVER", start, start + 1,
+                  **documents((f"crm/{EMAIL}/notes.md", "No calls today.", 0.9))),
+        otlp_span(1, 12, 10, "ChatCompletion", "LLM", start + 1, start + 2, llm__model_name=f"ft:{EMAIL}:bank"),
+        otlp_span(1, 13, 10, f"lookup {PHONE}", "TOOL", start + 1, start + 2, tool__name=f"lookup {PHONE}",
+                  input__value=json.dumps({EMAIL: "caller"}), output__value="none"),
+        otlp_span(1, 14, 10, f"audit {EMAIL}", "UNKNOWN_KIND", start, start + 1),
+    ]  # fmt: skip
+    service = f"assistant/{EMAIL}"
+    lab, report, output = run_import(tmp_path, [write_jsonl(tmp_path / "t.jsonl", [export(spans, service)])])
+    everything = written(lab, report, output)
+    assert EMAIL not in everything and PHONE not in everything
+    [row] = lab["rows"]
+    assert row["model_key"] == "assistant/[PII:email]"
+    assert row["test_case"]["categories"] == ["support for [PII:email]"]
+    assert row["context"][0]["doc_uri"] == "crm/[PII:email]/notes.md"
+    assert row["tool_calls"][0]["name"] == "lookup [PII:phone]"
+    assert row["model_name"] == "ft:[PII:email]:bank"
+
+
+@pytest.mark.parametrize(
+    ("spelling", "kind"),
+    [
+        ("jane.doe%40example.com", "email"),
+        ("jürgen.müller@bücher.de", "email"),
+        ("phone: 4155552671", "phone"),
+        ("4111.1111.1111.1111", "credit_card"),
+        ("4111/1111/1111/1111", "credit_card"),
+        ("4111-1111 1111.1111", "credit_card"),
+        ("4111\u200b1111\u200b1111\u200b1111", "credit_card"),
+        ("de89 3704 0044 0532 0130 00", "iban"),
+    ],
+)
+def test_spellings_that_dodge_a_plain_regex_are_masked(tmp_path: Path, spelling: str, kind: str) -> None:
+    spans = [otlp_span(1, 10, None, "rag", "CHAIN", T0, T0 + 1, input__value="Details?",
+                       output__value=f"Sure: {spelling}.")]  # fmt: skip
+    lab, report, _ = run_import(tmp_path, [write_jsonl(tmp_path / "t.jsonl", [export(spans)])])
+    digits_or_text = spelling.split(": ")[-1]
+    assert digits_or_text not in json.dumps(lab, ensure_ascii=False)
+    assert lab["rows"][0]["actual_output"] == f"Sure: {'phone: ' if kind == 'phone' else ''}[PII:{kind}]."
+    assert report["masked"] == {kind: 1}
