@@ -13,6 +13,7 @@ from assay.artifacts.findings import find_insights, find_problems, leaderboard, 
 from assay.artifacts.report.html import render_report
 from assay.artifacts.report.run_documents import RunDocuments
 
+from assay.atomic import write_atomic
 from assay.jsonio import pretty_json
 from assay.models import TestLab
 from assay.models.artifacts import Producer
@@ -26,10 +27,7 @@ _TEXT_TYPES = {".md": "text/markdown", ".html": "text/html"}
 
 
 def _write_json(path: Path, document: Any) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text(pretty_json(document), encoding="utf-8")
-    temporary.replace(path)
+    write_atomic(path, pretty_json(document))
     return path
 
 
@@ -50,8 +48,7 @@ def publish_documents(
         path = out_dir / relative
         is_text = isinstance(document, str)
         if is_text:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(document, encoding="utf-8")
+            write_atomic(path, document)
         else:
             _write_json(path, document)
         name = f"{prefix}/{relative}"

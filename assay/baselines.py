@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, Field
 
 from assay.models.revalidation import BaselineApproval
+from assay.names import person_name
 from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError
 from assay.storage.runs import RunRecord, RunStates
@@ -52,9 +53,10 @@ class Baselines:
         self, name: str, run_id: str, approved_by: str, note: str = "", via: str = "command line"
     ) -> BaselineApproval:
         """Only a completed run can become a baseline; the previous approval moves to the history."""
-        who = " ".join(approved_by.split())
+        who = person_name(approved_by)
         if not who:
-            raise ValueError("--by: the approving person's name is required")
+            raise ValueError("--by: the approving person's name is required (blank, spaces or invisible characters "
+                             "are not a name)")  # fmt: skip
         self.approvable(run_id)
         approval = BaselineApproval(
             name=check_name(name),

@@ -86,10 +86,33 @@ def _has_lone_surrogate(text: str) -> bool:
     return any(match.group("lone") for match in _ESCAPE_OR_SURROGATE.finditer(text))
 
 
+class _NotANumber(Exception):
+    """Raised inside the parser at NaN, Infinity or -Infinity, which Python reads and JSON does not have."""
+
+
+def _not_a_number(constant: str) -> Any:
+    raise _NotANumber(constant)
+
+
+_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(?P<constant>-?Infinity|NaN)')
+
+
+def _constant_at(text: str, first_line: int, constant: str) -> JSONInputError:
+    """Where the first NaN or Infinity outside a string is: a number no JSON writer emits, and one that turns
+    into the id "nan" or a score that compares false with everything."""
+    offset = next((match.start() for match in _CONSTANT.finditer(text) if match["constant"]), 0)
+    line = text.count("\n", 0, offset) + first_line
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return JSONInputError(
+        line, column, "", f"{constant} is not a JSON value: write a number, or null when there is none"
+    )
+
+
 def strict_loads(text: str, *, first_line: int = 1) -> Any:
     """Parse JSON text that Assay reads from a user, refusing what ``json.loads`` would quietly accept.
 
-    A repeated key keeps only its last value (a second ``"tests"`` replaces every test case before it), and a
+    A repeated key keeps only its last value (a second ``"tests"`` replaces every test case before it), NaN and
+    Infinity are not JSON (Python reads them; ``"id": NaN`` would become the id "nan"), and a
     lone surrogate (``"\\ud800"``) is not a character: it passes validation and fails later, when the text is
     encoded, with an error naming nothing. Both raise `JSONInputError` naming the line, column and path of
     the first one. The check costs one Python call per object while parsing; the position is only searched
@@ -97,9 +120,11 @@ def strict_loads(text: str, *, first_line: int = 1) -> Any:
     text in its file (a JSONL record). Syntax errors are ``json.JSONDecodeError`` as usual.
     """
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys)
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_not_a_number)
     except _RepeatedKey:
         raise _located(text, first_line) from None
+    except _NotANumber as constant:
+        raise _constant_at(text, first_line, str(constant)) from None
     if _has_lone_surrogate(text):
         raise _located(text, first_line)
     return value

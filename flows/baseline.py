@@ -14,6 +14,7 @@ from prefect.input import RunInput
 from pydantic import Field, create_model
 
 from assay.escaping import for_field_description
+from assay.names import person_name
 
 APPROVE = "approve this run as the baseline"
 DECLINE = "do not approve"
@@ -31,10 +32,13 @@ def approve_baseline_flow(run_id: str | None = None, name: str = "revalidation",
     error = ""
     while True:
         answer: Any = pause_flow_run(wait_for_input=approval_form(shown, error), timeout=REVIEW_TIMEOUT_S)
-        approver = " ".join(str(answer.approver).split())
+        approver = person_name(answer.approver)
         if approver:
             break
-        error = f"{REVIEWER_TITLE}: give your name (blank or spaces are not a name); the approval is recorded under it"
+        error = (
+            f"{REVIEWER_TITLE}: give your name (blank, spaces or invisible characters are not a name); the approval "
+            "is recorded under it"
+        )
         print(f"baseline {name}: answer not accepted ({error}); the form is open again")
     if answer.decision != APPROVE:
         print(f"baseline {name}: {approver} did not approve run {run_id}; the baseline is unchanged")

@@ -130,8 +130,8 @@ def _check(review: StepReview, answer: FormAnswer) -> None:
     problems = []
     if not answer.reviewer:
         problems.append(
-            f"reviewer: give your name in '{REVIEWER_TITLE}' (blank or spaces are not a name); the decision is "
-            "recorded under it"
+            f"reviewer: give your name in '{REVIEWER_TITLE}' (blank, spaces or invisible characters are not a "
+            "name); the decision is recorded under it"
         )
     try:
         check_decision(review.step, review.decision(answer.values), answer.shown)

@@ -30,6 +30,7 @@ from assay.models.corpus import Chunk
 from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, TopicModel
 from assay.models.steps import Step
 from assay.mrm.policies import proposed_name
+from assay.names import person_name
 
 REVIEWER_TITLE = "Your name"
 REVIEWER_HELP = "Required: the decision is recorded under this name."
@@ -177,7 +178,7 @@ class StepReview:
             item.item_id: str(raw[name]) if how != ACCEPT and name in raw else item.proposal
             for name, item in zip(self.names(number), shown, strict=True)
         }
-        return FormAnswer(values, _one_line(raw.get("reviewer") or ""), how, [item.item_id for item in shown])
+        return FormAnswer(values, person_name(raw.get("reviewer") or ""), how, [item.item_id for item in shown])
 
     def values_for_all(self, answers: Sequence[FormAnswer]) -> dict[str, str]:
         """Every item's value: what the person chose where a form showed it, else what an unseen item gets."""

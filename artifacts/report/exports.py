@@ -18,6 +18,7 @@ from assay.artifacts.report.interpretation import build_interpretation
 from assay.artifacts.report.page import render
 from assay.artifacts.report.run_documents import RunDocuments
 
+from assay.atomic import write_atomic
 from assay.jsonio import pretty_json
 
 CSV_COLUMNS = [
@@ -163,12 +164,11 @@ def write_zip(run: RunDocuments, html: str, interpretation: dict[str, Any], path
         directory = evaluator_directory(evaluator["id"], interpretation["overview"]["run_id"])
         for relative, text in _evaluator_files(evaluation, evaluator, interpretation).items():
             entries[f"{directory}/{relative}"] = text
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    with zipfile.ZipFile(temporary, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, text in entries.items():
             info = zipfile.ZipInfo(name, date_time=_FIXED_TIME)
             info.compress_type = zipfile.ZIP_DEFLATED
             archive.writestr(info, text.encode("utf-8"))
-    temporary.replace(path)
+    write_atomic(path, buffer.getvalue())
     return path

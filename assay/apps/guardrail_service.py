@@ -33,6 +33,7 @@ from starlette.concurrency import run_in_threadpool
 from assay.guardrail.budget import TimeBudgetExceeded
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import ServiceLimits
+from assay.jsonio import JSONInputError, strict_loads
 from assay.models.guardrail import CheckRequest, CheckResult
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
@@ -231,15 +232,12 @@ class InvalidRequest(ValueError):
         self.body: dict[str, Any] = {"error": error} | ({"detail": detail} if detail else {})
 
 
-def _refuse_constant(name: str) -> Any:
-    raise InvalidRequest(f"invalid JSON: {name} is not a JSON value (use a number or null)")
-
-
 def parse_check_request(body: bytes) -> CheckRequest:
-    """Strict JSON (Python's parser takes NaN and Infinity, which JSON does not have) into a ``CheckRequest``."""
+    """Strict JSON (``strict_loads``: no NaN or Infinity, no repeated key whose last value would win, no lone
+    surrogate), as every other entry point reads it, into a ``CheckRequest``."""
     try:
-        data = json.loads(body, parse_constant=_refuse_constant)
-    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        data = strict_loads(body.decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, JSONInputError) as error:
         raise InvalidRequest(f"invalid JSON: {error}") from None
     except RecursionError:
         raise InvalidRequest("invalid JSON: nested too deeply") from None

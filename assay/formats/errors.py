@@ -23,6 +23,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from assay.atomic import write_atomic
 from assay.formats.explain import Loc, explain, preview
 from assay.formats.json_depth import deeper_than, offset_beyond
 from assay.jsonio import JSONInputError, pretty_json, strict_loads
@@ -134,6 +135,16 @@ def _check_regular(path: Path, status: os.stat_result) -> None:
     if status.st_size > MAX_INPUT_BYTES:
         message = f"is {_size(status.st_size)}, larger than the {_size(MAX_INPUT_BYTES)} an input file may be"
         raise FormatError(path, "", message)
+
+
+def check_regular_file(path: Path) -> None:
+    """A `FormatError` unless ``path`` is a regular file an input may be (missing, a FIFO, a device, too big)."""
+    try:
+        _check_regular(path, path.stat())
+    except FileNotFoundError:
+        raise FormatError(path, "", "no such file") from None
+    except OSError as error:
+        raise FormatError(path, "", f"cannot read the file ({error.strerror})") from None
 
 
 def read_bytes(path: Path) -> bytes:
@@ -250,10 +261,9 @@ def load_records(path: Path) -> list[tuple[Locator, dict[str, Any]]]:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write an export, creating its folder; failures name the file."""
+    """Write an export whole or not at all (``assay.atomic``), creating its folder; failures name the file."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
+        write_atomic(path, text)
     except OSError as error:
         raise FormatError(path, "", f"cannot write the file ({error.strerror})") from None
 

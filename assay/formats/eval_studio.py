@@ -227,7 +227,11 @@ def _host(wire: _WireModel, documents: list[str]) -> ModelHost:
 def import_lab(path: Path) -> TestLab:
     data = load_json(path)
     wire = validate(_WireLab, data, path)
-    section = "dataset" if data.get("dataset") is not None else "raw_dataset"
+    if "dataset" in data and data["dataset"] is None:
+        # An explicit null is a lab whose answers were lost, not a lab to read from its unanswered inputs.
+        raise FormatError(path, "dataset", "is null; expected an object with inputs (leave the key out to read "
+                                           "raw_dataset, the inputs without answers)")  # fmt: skip
+    section = "dataset" if "dataset" in data else "raw_dataset"
     raw = data.get(section)
     if raw is None:
         raise FormatError(path, "dataset", "field required (expected an object with inputs)")

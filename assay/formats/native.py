@@ -57,5 +57,9 @@ def import_native_lab(path: Path) -> TestLab:
     return imported
 
 
+def native_text(obj: TestSuite | TestLab) -> str:
+    return obj.model_dump_json(indent=2) + "\n"
+
+
 def export_native(obj: TestSuite | TestLab, path: Path) -> None:
-    write_text(path, obj.model_dump_json(indent=2) + "\n")
+    write_text(path, native_text(obj))

@@ -39,10 +39,24 @@ def read_csv(path: Path) -> tuple[list[str], list[Row]]:
     except csv.Error as error:
         raise _malformed(text, path, start, reader.line_num, error) from None
     header = rows[0][1] if rows else []
+    _check_unique_columns(path, header)
     for line, cells in rows[1:]:
         _check_no_swallowed_row(path, header, line, cells)
         _check_cell_count(path, header, line, cells)
     return header, rows[1:]
+
+
+def _check_unique_columns(path: Path, header: list[str]) -> None:
+    """Refuse a column named twice: every reader keys cells by name, so the second would silently win."""
+    first: dict[str, int] = {}
+    for number, name in enumerate(header, start=1):
+        key = name.strip()
+        if key and key in first:
+            raise FormatError(
+                path, "line 1", f"the column {key!r} appears twice (columns {first[key]} and {number}): a reader "
+                "would keep only the second; rename or remove one",
+            )  # fmt: skip
+        first.setdefault(key, number)
 
 
 def _check_cell_count(path: Path, header: list[str], line: int, cells: list[str]) -> None:

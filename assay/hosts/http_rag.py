@@ -32,12 +32,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from assay.calls.errors import HostError
 from assay.calls.guarded_http import guarded_async_client
 from assay.calls.statuses import retry_after
+from assay.formats.explain import preview
 from assay.hosts.base import Host, HostAnswer
 from assay.models import HostErrorKind, ModelHost, RetrievedChunk, TestCase
 from assay.models.hosts import HostSetting, HostSpec
 from assay.redaction import redact, register_env_secret
 
 DEFAULT_BODY: dict[str, Any] = {"question": "{{prompt}}", "history": "{{conversation}}"}
+MAX_JSONPATH_CHARS = 1_000
+"""A mapping path longer than this is a mistake or an attack, not a reply's shape."""
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}")
 _ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -60,11 +63,16 @@ class HttpRagMapping(BaseModel):
     @field_validator("*")
     @classmethod
     def _parses(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                parse_jsonpath(value)
-            except (JsonPathParserError, Exception) as error:
-                raise ValueError(f"not a valid JSONPath expression: {value!r} ({error})") from None
+        if value is None:
+            return value
+        if len(value) > MAX_JSONPATH_CHARS:
+            raise ValueError(f"a JSONPath expression of {len(value)} characters; at most {MAX_JSONPATH_CHARS}")
+        try:
+            parse_jsonpath(value).find({})  # a path nested too deep fails here, not on every reply
+        except RecursionError:
+            raise ValueError("the JSONPath expression is nested too deeply to evaluate") from None
+        except (JsonPathParserError, Exception) as error:
+            raise ValueError(f"not a valid JSONPath expression: {preview(value)} ({error})") from None
         return value
 
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.names import person_name
+
 _TRUE = {"pass", "passed", "yes", "y", "true", "1", "good", "correct"}
 _FALSE = {"fail", "failed", "no", "n", "false", "0", "bad", "incorrect"}
 POLICY = "policy"
@@ -83,7 +85,7 @@ def _csv_labels(path: Path) -> list[HumanLabel]:
             HumanLabel(
                 test_case_key=key,
                 human_passes=_verdict(row.get("label"), where),
-                reviewer=(row.get("reviewer") or "").strip() or "unnamed reviewer",
+                reviewer=person_name(row.get("reviewer") or "") or "unnamed reviewer",
                 model_key=(row.get("model_key") or "").strip() or None,
                 evaluator=(row.get("evaluator") or "").strip() or None,
             )

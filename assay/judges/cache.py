@@ -10,13 +10,12 @@ written atomically, so concurrent runs and killed processes never leave a half-w
 
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from assay.models.judges import JudgeEndpoint
+    from assay.atomic import write_atomic
+from assay.models.judges import JudgeEndpoint
 
 
 def cache_key(parts: dict[str, Any]) -> str:
@@ -55,13 +54,4 @@ class JudgeCache:
         return data if isinstance(data, dict) else None
 
     def put(self, key: str, entry: dict[str, Any]) -> None:
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as file:
-                json.dump(entry, file, ensure_ascii=False)
-            os.replace(temporary, path)
-        except BaseException:
-            Path(temporary).unlink(missing_ok=True)
-            raise
+        write_atomic(self._path(key), json.dumps(entry, ensure_ascii=False))

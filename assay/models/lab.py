@@ -2,7 +2,7 @@
 
 from typing import Literal
 
-from pydantic import Field, FiniteFloat, model_validator
+from pydantic import Field, FiniteFloat, field_validator, model_validator
 
 from assay.models.base import DomainModel, PersistedModel
 from assay.models.hosts import HostErrorKind, ModelHost
@@ -52,7 +52,8 @@ class TestLabRow(DomainModel):
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
     token_count_source: str | None = Field(
-        default=None, description="None: the tokens are the server's (or the file's) own figures; else the "
+        default=None,
+        description="None: the tokens are the server's (or the file's) own figures; else the "
         "tokenizer that counted them, e.g. 'tiktoken cl100k_base'.",
     )
     tool_calls: list[ToolCall] = Field(default_factory=list)
@@ -63,6 +64,14 @@ class TestLabRow(DomainModel):
         default=None, description="The server's reply as received (bounded in size), kept as evidence."
     )
     attempts: int = Field(default=1, ge=0)
+
+    @field_validator("actual_duration", "cost", "input_tokens", "output_tokens", "attempts", mode="before")
+    @classmethod
+    def _a_number_not_a_boolean(cls, value: object) -> object:
+        """JSON's true is 1 to Python: ``"actual_duration": true`` would be stored as one second."""
+        if isinstance(value, bool):
+            raise ValueError(f"expected a number, got {str(value).lower()}")
+        return value
 
     @property
     def row_key(self) -> str:
@@ -80,6 +89,16 @@ class TestLab(PersistedModel):
     description: str = ""
     models: list[ModelHost] = Field(default_factory=list)
     rows: list[TestLabRow] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _model_keys_are_unique(self) -> "TestLab":
+        """Two models with one key: rows could not say whose answer they hold."""
+        first: dict[str, int] = {}
+        for index, model in enumerate(self.models):
+            if first.setdefault(model.key, index) != index:
+                earlier = first[model.key]
+                raise ValueError(f"models[{index}].key {model.key!r} is used twice (first at models[{earlier}])")
+        return self
 
     @model_validator(mode="after")
     def _rows_name_known_models(self) -> "TestLab":

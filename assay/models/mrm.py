@@ -3,9 +3,10 @@ persisted as a versioned artifact, so each model here is what a reviewer or audi
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from assay.models.base import DomainModel, PersistedModel
+from assay.names import person_name
 
 # Step 1: topic modeling
 
@@ -71,6 +72,14 @@ class ReviewLabel(DomainModel):
     item_id: str
     human_passes: bool = Field(description="The reviewer's verdict: does the answer pass?")
     reviewer: str = Field(min_length=1, description="Who labelled it: a person's name (or their approvals file).")
+
+    @field_validator("reviewer")
+    @classmethod
+    def _visible(cls, value: str) -> str:
+        name = person_name(value)
+        if not name:
+            raise ValueError("blank, spaces or invisible characters are not a name")
+        return name
 
 
 class ThresholdAgreement(DomainModel):

@@ -11,22 +11,33 @@ import json
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, PrivateAttr, ValidationError, field_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, ValidationError, field_validator
 
 from assay.models.artifacts import ArtifactManifest, Producer
 from assay.models.base import DomainModel
 from assay.models.mrm import Decision, ReviewRecord
 from assay.models.steps import DECIDED_STEPS, Step
+from assay.names import person_name
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.errors import ArtifactNotFoundError, ObjectNotFoundError
 from assay.storage.run_artifacts import DECISIONS_FLOW, decision_artifact_name
 from assay.storage.runs import RUNS_PREFIX, RunDecision, RunStates
 
 
+def _not_a_boolean(value: object) -> object:
+    """JSON's true is 1 to Python: refused, so ``[true]`` never excludes topic 1."""
+    if isinstance(value, bool):
+        raise ValueError(f"expected a topic id (a whole number), got {str(value).lower()}")
+    return value
+
+
+TopicId = Annotated[int, BeforeValidator(_not_a_boolean)]
+
+
 class TopicDecision(DomainModel):
-    excluded_topic_ids: list[int] = Field(default_factory=list)
+    excluded_topic_ids: list[TopicId] = Field(default_factory=list)
 
 
 class CaseDecision(DomainModel):
@@ -79,9 +90,12 @@ class ApprovalsFile(DomainModel):
     def _a_name_or_nothing(cls, value: str) -> str:
         """A given name must be one: blank or spaces would credit decisions to nobody. Leaving the field out
         credits them to the file itself ('approvals file <path>')."""
-        name = " ".join(value.split())
+        name = person_name(value)
         if not name:  # only a given field is validated: one left out stays '' (the file is credited)
-            raise ValueError("blank or spaces are not a name: give the reviewer's name, or leave the field out")
+            raise ValueError(
+                "blank, spaces or invisible characters are not a name: give the reviewer's name, or leave the "
+                "field out"
+            )
         return name
 
     def for_step(self, step: str) -> DomainModel | None:

@@ -18,6 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from assay.atomic import write_atomic
 from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError
 from assay.storage.run_state_check import state_payload
@@ -180,9 +181,7 @@ class RunStates:
         data = record.model_dump_json(indent=2).encode()
         self.store.put(state_key(record.run_id), data, content_type="application/json", overwrite=True)
         if record.export:
-            path = Path(record.export) / RUN_FILE
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            write_atomic(Path(record.export) / RUN_FILE, data)
         return record
 
 

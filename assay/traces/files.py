@@ -11,9 +11,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from assay.atomic import write_all_atomic
 from assay.config import Settings, load_settings
 from assay.formats.errors import MAX_INPUT_BYTES
-from assay.formats.native import export_native
+from assay.formats.native import native_text
 from assay.traces.importer import TRACE_SUFFIXES, ImportOptions, import_traces, trace_files
 from assay.traces.report import TraceImportReport
 
@@ -31,9 +32,8 @@ def import_to_file(sources: Sequence[str | Path], options: ImportOptions, out: P
     settings = load_settings()
     with local_sources(sources, settings) as paths:
         lab, report = import_traces(trace_files(paths), options)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    export_native(lab, out)
-    report_path(out).write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    # Both files or neither: a kill while writing keeps the previous lab and its own report.
+    write_all_atomic([(out, native_text(lab)), (report_path(out), report.model_dump_json(indent=2))])
     return report
 
 

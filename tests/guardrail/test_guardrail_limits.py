@@ -105,6 +105,14 @@ def test_nan_and_infinity_get_422_with_the_reason(url: str, body: bytes) -> None
     assert "Traceback" not in response.text
 
 
+def test_a_repeated_key_gets_422_naming_it(url: str) -> None:
+    """JSON keeps the last of two answers: the guardrail would judge one the caller did not mean; refused like
+    every other entry point refuses it."""
+    response = _post(url, b'{"question": "q", "answer": "The fee is 5 EUR.", "answer": "ok"}')
+    assert response.status_code == 422, response.text
+    assert "the key 'answer' is repeated" in response.json()["error"]
+
+
 def test_invalid_requests_name_the_field_and_echo_nothing(url: str) -> None:
     response = _post(url, json.dumps({"question": "Secret-marker-5521", "answer": 5}).encode())
     assert response.status_code == 422

@@ -115,6 +115,7 @@ def test_a_blank_cluster_name_is_never_a_decision(tmp_path: Path) -> None:
     [
         ('{"topic-modeling": {"excluded_topic_ids": ["x"]}}', "topic-modeling.excluded_topic_ids.0"),
         ('{"unknown-step": {}}', "unknown-step"),
+        ('{"topic-modeling": {"excluded_topic_ids": [true]}}', "got true"),  # JSON true is not topic 1
         ('{"calibration": ', "line 1 column"),
     ],
 )

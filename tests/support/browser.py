@@ -55,10 +55,14 @@ def skip_without_chromium() -> None:
     pytest.importorskip("playwright.sync_api", reason="playwright is missing: pip install -e '.[dev]'")
 
 
+NAVIGATION_TIMEOUT_MS = 120_000
+EXPECT_TIMEOUT_MS = 20_000
+
+
 @contextmanager
 def chromium_page(name: str, *, width: int = 1400, height: int = 1300) -> Iterator[Browser]:
     """A fresh headless chromium page; screenshots land in ``SCREENSHOTS/<name>/``."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     skip_without_chromium()
     folder = SCREENSHOTS / name
@@ -67,6 +71,11 @@ def chromium_page(name: str, *, width: int = 1400, height: int = 1300) -> Iterat
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
         try:
             context = browser.new_context(viewport={"width": width, "height": height})
+            # The suite runs two test files at once on two cores beside Prefect servers and flows: a page load
+            # or a rendered list may take several times what it takes on a quiet machine. Waits end as soon
+            # as the page is there, so longer limits cost a passing test nothing.
+            context.set_default_navigation_timeout(NAVIGATION_TIMEOUT_MS)
+            expect.set_options(timeout=EXPECT_TIMEOUT_MS)
             page = context.new_page()
             session = Browser(page=page, folder=folder)
             page.on("console", lambda message: message.type == "error" and session.console_errors.append(message.text))

@@ -10,6 +10,7 @@ import typer
 
 from assay.apps.cli.artifact_listing import print_listing
 from assay.apps.cli.common import command_group, console, errors, user_errors
+from assay.atomic import write_atomic
 from assay.escaping import for_terminal
 from assay.models.artifacts import VerificationReport
 from assay.storage.run_artifacts import run_versions
@@ -62,8 +63,7 @@ def get(
     if out is None:
         sys.stdout.buffer.write(data)
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(data)
+    write_atomic(out, data)
     errors.print(
         f"{for_terminal(manifest.name)} v{manifest.version} ({manifest.size} bytes, sha256 {manifest.sha256})"
         f" -> {for_terminal(out)}",
@@ -135,8 +135,7 @@ def bundle(
 
     with user_errors():
         data, record = build_bundle(_store(), run)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data)
+        write_atomic(out, data)
     failed = [check for check in record.versions if not check.ok]
     for check in failed:
         errors.print(

@@ -9,6 +9,7 @@ from rich.table import Table
 
 from assay.apps.cli.common import console, show_error, user_errors
 from assay.apps.cli.gates import GATE_BREACHED, GATE_HELP, print_gates
+from assay.atomic import write_all_atomic
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:
@@ -70,8 +71,7 @@ def compare(
             "comparison.md": comparison_markdown(comparison),
             "comparison.html": comparison_html(comparison),
         }
-        for name, text in files.items():
-            (folder / name).write_text(text, encoding="utf-8")
+        write_all_atomic([(folder / name, text) for name, text in files.items()])
     print_changes(comparison)
     if comparison.gates is not None:
         print_gates(comparison.gates)

@@ -7,6 +7,7 @@ import typer
 from rich.table import Table
 
 from assay.apps.cli.common import console
+from assay.atomic import write_atomic
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def apply_gates(out: Path, gates: "list[Gate]", fail_on: Literal["high", "medium
     from assay.artifacts.report.run_documents import read_folder
 
     report = check_gates(read_folder(out), gates, fail_on)
-    (out / "gates.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    write_atomic(out / "gates.json", report.model_dump_json(indent=2))
     print_gates(report)
     console.print(f"gates: {for_terminal(out)}/gates.json", highlight=False)
     if report.breached:

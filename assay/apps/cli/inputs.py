@@ -14,11 +14,16 @@ from assay.models.workflow import MrmParameters
 
 
 def input_file(path: Path, option: str) -> Path:
-    """An existing regular file (not a folder)."""
+    """An existing regular file: a folder, a FIFO or a device (a link to ``/dev/zero``) is named as what it is,
+    not as missing (the readers would refuse it too, see ``assay.formats.errors.read_bytes``)."""
+    from assay.formats.errors import FormatError, check_regular_file
+
     if path.is_dir():
         raise ValueError(f"{option} {path}: is a folder, expected a file")
-    if not path.is_file():
-        raise FileNotFoundError(f"{option} {path}: no such file")
+    try:
+        check_regular_file(path)
+    except FormatError as error:
+        raise ValueError(f"{option} {error}") from None
     return path
 
 

@@ -6,6 +6,7 @@ from typing import Annotated
 import typer
 
 from assay.apps.cli.common import command_group, console, user_errors
+from assay.atomic import write_atomic
 from assay.escaping import for_terminal
 from assay.jsonio import pretty_json
 
@@ -40,10 +41,7 @@ def _target(run, out: Path | None, default_name: str) -> Path:  # type: ignore[n
 
 
 def _write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
+    write_atomic(path, text)
 
 
 @app.command("html")
