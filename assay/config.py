@@ -42,14 +42,21 @@ class StoreSettings(BaseModel):
 
 
 DEFAULT_BLOCKED_NETWORKS = [
-    "169.254.0.0/16",
-    "fe80::/10",
-    "fd00:ec2::254/128",
-    "100.100.100.200/32",
+    "169.254.0.0/16",  # link-local: the metadata service of AWS, Azure, GCP, Oracle, IBM, DigitalOcean, OpenStack...
+    "fe80::/10",  # IPv6 link-local
+    "fd00:ec2::254/128",  # AWS instance metadata over IPv6
+    "fd20:ce::254/128",  # Google Cloud metadata server over IPv6
+    "fd00:c1::a9fe:a9fe/128",  # Oracle Cloud instance metadata over IPv6
+    "100.100.100.200/32",  # Alibaba Cloud metadata
+    "168.63.129.16/32",  # Azure's platform endpoint (WireServer: VM agent, DNS, health probes)
+    "192.0.0.192/32",  # Oracle Cloud's older instance metadata address
     "::ffff:169.254.0.0/112",
     "::ffff:100.100.100.200/128",
+    "::ffff:168.63.129.16/128",
+    "::ffff:192.0.0.192/128",
 ]
-"""Link-local addresses and the cloud metadata services (AWS, Azure, GCP, Alibaba), IPv4-mapped forms included."""
+"""Link-local addresses and the cloud providers' documented metadata and platform addresses (IPv4 and IPv6),
+IPv4-mapped forms included: a host or judge credential must never be sent there."""
 
 
 class HostsSettings(BaseModel):

@@ -18,6 +18,10 @@ METADATA_SPELLINGS = [
     "http://[fe80::1%25eth0]/",  # ... with a zone
     "http://[fd00:ec2::254]/",  # AWS metadata over IPv6
     "http://100.100.100.200/",  # Alibaba Cloud metadata
+    "http://168.63.129.16/machine?comp=goalstate",  # Azure's platform endpoint (WireServer)
+    "http://[fd20:ce::254]/computeMetadata/v1/",  # Google Cloud metadata over IPv6
+    "http://[fd00:c1::a9fe:a9fe]/opc/v2/instance/",  # Oracle Cloud metadata over IPv6
+    "http://192.0.0.192/",  # Oracle Cloud's older metadata address
     "169.254.169.254:11434",  # a bare host:port, as ollama takes it
     "HTTP://169.254.169.254/",
 ]
