@@ -101,6 +101,8 @@ VerificationProblem = Literal[
     "unreadable_bundle",
     "missing_member",
     "unexpected_member",
+    "duplicate_member",
+    "unreadable_member",
     "forged_bundle_record",
 ]
 

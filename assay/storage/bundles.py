@@ -17,10 +17,17 @@ Without the key the MACs cannot be checked; that is said, never assumed.
 import hashlib
 import io
 import zipfile
+import zlib
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
+from assay.formats.errors import FormatError, open_input
 from assay.models.artifacts import (
     ArtifactManifest,
     JournalEntry,
@@ -43,6 +50,10 @@ from assay.storage.runs import RUN_FILE, RunStates
 from assay.storage.signing import Signer, canonical_json
 
 RECORD_FILE = "bundle.json"
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+"""The most one member may unpack to (a report with its evidence is a few MB)."""
+MAX_UNPACKED_BYTES = 1024 * 1024 * 1024
+"""The most all members together may unpack to: past it, the rest are reported unreadable, not read."""
 
 
 def record_payload(record: BundleRecord) -> bytes:
@@ -124,14 +135,19 @@ def check_version(
     )
 
 
-def verify_bundle(data: bytes, signer: Signer | None) -> VerificationReport:
-    """Re-check a bundle with nothing but its bytes and the signing key; problems name the member at fault."""
-    issues: list[VerificationIssue] = []
+def verify_bundle(source: Path | bytes, signer: Signer | None) -> VerificationReport:
+    """Re-check a bundle with nothing but its bytes and the signing key; problems name the member at fault.
+
+    ``source`` is the zip's path (only a regular file is opened: a FIFO or a device is refused, never waited on
+    or read forever) or its bytes. Members are read one at a time, each bounded by ``MAX_MEMBER_BYTES`` and all
+    together by ``MAX_UNPACKED_BYTES``, so a zip bomb ends in a named problem, not a MemoryError."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = {name: archive.read(name) for name in archive.namelist()}
+        with _opened(source) as stream, zipfile.ZipFile(stream) as archive:
+            members, issues = _read_members(archive)
         record = BundleRecord.model_validate_json(members[RECORD_FILE])
-    except (zipfile.BadZipFile, KeyError, ValidationError) as error:
+    except FormatError:
+        raise  # not a file to read at all (missing, a FIFO, a device, too large): the command says so, exit 2
+    except (zipfile.BadZipFile, KeyError, ValidationError, ValueError) as error:
         detail = f"not a run bundle with a readable {RECORD_FILE}: {str(error).splitlines()[0]}"
         return VerificationReport(checked=0, issues=[_issue(RECORD_FILE, "unreadable_bundle", detail)])
     unchecked = []
@@ -141,7 +157,10 @@ def verify_bundle(data: bytes, signer: Signer | None) -> VerificationReport:
     elif not authentic:
         issues.append(_issue(RECORD_FILE, "forged_bundle_record", f"not signed by the {signer.describe()}"))
     listed = {member.path: member for member in record.members}
+    unreadable = {issue.name for issue in issues}
     for path, member in listed.items():
+        if path in unreadable:
+            continue
         if path not in members:
             issues.append(_issue(path, "missing_member", "listed in the record but not in the bundle"))
         elif (digest := _sha256(members[path])) != member.sha256:
@@ -153,6 +172,60 @@ def verify_bundle(data: bytes, signer: Signer | None) -> VerificationReport:
         issues.extend(_version_issues(members, check, signer))
     entries = sum(check.journal_entry is not None for check in record.versions)
     return VerificationReport(checked=len(listed), journal_entries=entries, issues=issues, unchecked=unchecked)
+
+
+@contextmanager
+def _opened(source: Path | bytes) -> Iterator[BinaryIO]:
+    if isinstance(source, bytes):
+        yield io.BytesIO(source)
+        return
+    with open_input(source) as stream:  # a regular file of at most MAX_INPUT_BYTES, else a FormatError
+        yield stream
+
+
+def _read_members(archive: zipfile.ZipFile) -> tuple[dict[str, bytes], list[VerificationIssue]]:
+    """Every member's bytes, and a problem for each member that cannot be trusted or read: a name used twice
+    (a zip tool may extract either copy, so a tampered one placed first would pass a check of the last),
+    encryption, a compression method bundles never use, a size past the limits, corrupt data."""
+    members: dict[str, bytes] = {}
+    issues: list[VerificationIssue] = []
+    counts = Counter(info.filename for info in archive.infolist())
+    for name in sorted(name for name, count in counts.items() if count > 1):
+        detail = f"{counts[name]} members have this name: a zip tool may extract any of them, so none is trusted"
+        issues.append(_issue(name, "duplicate_member", detail))
+    unpacked = 0
+    for info in archive.infolist():
+        if counts[info.filename] > 1 or info.is_dir():
+            continue
+        problem = _unreadable(info, unpacked)
+        if problem is None:
+            try:
+                members[info.filename] = _read_bounded(archive, info)
+            except (zipfile.BadZipFile, zlib.error, EOFError, OSError, RuntimeError, NotImplementedError) as error:
+                problem = f"cannot be read ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
+        if problem is not None:
+            issues.append(_issue(info.filename, "unreadable_member", problem))
+            continue
+        unpacked += len(members[info.filename])
+    return members, issues
+
+
+def _unreadable(info: zipfile.ZipInfo, unpacked: int) -> str | None:
+    if info.flag_bits & 0x1:
+        return "encrypted: a bundle is never encrypted, and its content cannot be checked"
+    if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+        return f"compression method {info.compress_type}: bundles are stored or deflated"
+    if info.file_size > MAX_MEMBER_BYTES:
+        return f"declares {info.file_size} bytes unpacked, more than the {MAX_MEMBER_BYTES} a member may hold"
+    if unpacked + info.file_size > MAX_UNPACKED_BYTES:
+        return f"the members unpack to more than the {MAX_UNPACKED_BYTES} bytes a bundle may hold"
+    return None
+
+
+def _read_bounded(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    """The member's bytes; zipfile stops at the declared size and checks the CRC at the end."""
+    with archive.open(info) as member:
+        return member.read(MAX_MEMBER_BYTES + 1)
 
 
 def _version_issues(members: dict[str, bytes], check: VersionCheck, signer: Signer | None) -> list[VerificationIssue]:

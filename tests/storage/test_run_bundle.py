@@ -158,3 +158,89 @@ def test_bundling_an_unknown_run_or_verifying_a_non_bundle_fails_clearly(
 
     assert unknown.exit_code == 2 and "no run 'run-404'" in unknown.output
     assert junk.exit_code == 1 and "unreadable_bundle bundle.json" in junk.output
+
+
+def _verify(path: Path) -> tuple[int, str]:
+    result = runner.invoke(app, ["artifacts", "verify", "--bundle", str(path)])
+    return result.exit_code, " ".join(result.output.split())
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+@pytest.mark.parametrize("artifacts", ["folder"], indirect=True)
+def test_a_tampered_copy_placed_before_the_genuine_member_of_the_same_name_is_reported(
+    artifacts: ArtifactStore, tmp_path: Path
+) -> None:
+    out = _bundle(tmp_path)
+    member = f"artifacts/{DECISION}/v000001/calibration.json"
+    genuine = _members(out)
+    with zipfile.ZipFile(out, "w") as archive, pytest.warns(UserWarning, match="Duplicate name"):
+        archive.writestr(member, b'{"reviewer": "mallory"}')  # what `unzip` extracts first
+        for name, data in genuine.items():
+            archive.writestr(name, data)
+    code, said = _verify(out)
+    assert code == 1 and f"duplicate_member {member}: 2 members have this name" in said
+
+
+@pytest.mark.parametrize("artifacts", ["folder"], indirect=True)
+@pytest.mark.parametrize("damage", ["corrupt", "encrypted", "unknown method", "bomb"])
+def test_a_member_that_cannot_be_read_is_named_not_an_unexpected_error(
+    artifacts: ArtifactStore, tmp_path: Path, damage: str
+) -> None:
+    out = _bundle(tmp_path)
+    member = "run.json"
+    data = bytearray(out.read_bytes())
+    with zipfile.ZipFile(out) as archive:
+        info = archive.getinfo(member)
+    header = info.header_offset
+    if damage == "corrupt":  # flip a byte of the compressed data: a CRC or inflate error when read
+        start = header + 30 + len(info.filename.encode()) + len(info.extra)
+        data[start + 2] ^= 0xFF
+    else:  # rewrite the flags, method or declared size in both the local header and the central directory
+        central = next(
+            offset for offset in _all(bytes(data), b"PK\x01\x02")
+            if int.from_bytes(data[offset + 42 : offset + 46], "little") == header
+        )  # fmt: skip
+        if damage == "encrypted":
+            for flags in (header + 6, central + 8):
+                data[flags] |= 0x01
+        elif damage == "unknown method":
+            for method in (header + 8, central + 10):
+                data[method : method + 2] = (99).to_bytes(2, "little")
+        else:
+            for size in (header + 22, central + 24):
+                data[size : size + 4] = (4 * 1024**3 - 1).to_bytes(4, "little")
+    out.write_bytes(bytes(data))
+    code, said = _verify(out)
+    expected = {
+        "corrupt": "cannot be read",
+        "encrypted": "encrypted",
+        "unknown method": "compression method 99",
+        "bomb": "declares 4294967295 bytes unpacked",
+    }[damage]
+    assert code == 1 and f"unreadable_member {member}: {expected}" in said, said
+    assert "Traceback" not in said and "unexpected error" not in said
+
+
+def _all(data: bytes, needle: bytes) -> list[int]:
+    found, start = [], 0
+    while (index := data.find(needle, start)) >= 0:
+        found.append(index)
+        start = index + 1
+    return found
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero"])
+def test_a_fifo_or_a_device_given_as_a_bundle_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    import os
+
+    path = tmp_path / "run.zip"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    code, said = _verify(path)
+    assert code == 2 and "is not a regular file" in said

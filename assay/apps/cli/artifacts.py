@@ -97,7 +97,7 @@ def verify(
             from assay.storage.bundles import verify_bundle
             from assay.storage.factory import open_signer
 
-            report = verify_bundle(bundle.read_bytes(), open_signer(load_settings()))
+            report = verify_bundle(bundle, open_signer(load_settings()))
     _print_report(report)
     what = "member(s) of the bundle" if bundle is not None else "artifact version(s)"
     status = "OK" if report.ok else f"{len(report.issues)} problem(s)"
