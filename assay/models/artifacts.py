@@ -10,6 +10,9 @@ from assay.models.base import DomainModel, PersistedModel
 # Version 2 added the chain to the previous version; version 1 manifests still read, as unchained.
 MANIFEST_SCHEMA_VERSION = 2
 _SHA256 = r"^[0-9a-f]{64}$"
+MAX_ARTIFACT_BYTES = 1 << 30
+"""The most one artifact version may hold (a report with its evidence is a few MB). A manifest declaring more
+is refused when read, so an edited size never makes ``get`` or ``verify`` read gigabytes."""
 
 
 class Producer(DomainModel):
@@ -32,13 +35,21 @@ class ArtifactManifest(PersistedModel):
     version: int = Field(ge=1)
     filename: str = Field(min_length=1)
     sha256: str = Field(pattern=_SHA256)
-    size: int = Field(ge=0)
+    size: int = Field(ge=0, le=MAX_ARTIFACT_BYTES)
     content_type: str = Field(min_length=1)
     created_at: AwareDatetime
     producer: Producer = Field(default_factory=Producer)
     metadata: dict[str, str] = Field(default_factory=dict)
     previous_version: int | None = Field(default=None, ge=1)
     previous_manifest_sha256: str | None = Field(default=None, pattern=_SHA256)
+
+    @field_validator("filename")
+    @classmethod
+    def _one_plain_segment(cls, value: str) -> str:
+        """The content sits beside its manifest: a name with a separator, '..' or NUL would point elsewhere."""
+        if value in (".", "..") or any(char in value for char in "/\\\x00"):
+            raise ValueError(f"{value!r} is not a plain file name (no '/', '\\', '..' or NUL)")
+        return value
 
     @field_validator("created_at")
     @classmethod

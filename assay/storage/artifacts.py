@@ -20,7 +20,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay.jsonio import pretty_json
-from assay.models.artifacts import ArtifactManifest, JournalEntry, Producer, VerificationReport
+from assay.models.artifacts import (
+    MAX_ARTIFACT_BYTES,
+    ArtifactManifest,
+    JournalEntry,
+    Producer,
+    VerificationReport,
+)
 from assay.storage.base import ObjectStore, validate_key, validate_prefix
 from assay.storage.errors import (
     ArtifactIntegrityError,
@@ -89,6 +95,9 @@ class ArtifactStore:
         if "/" in filename or filename == MANIFEST_FILENAME:
             raise ValueError(f"invalid artifact filename {filename!r}: expected one segment, not {MANIFEST_FILENAME!r}")
         data = bytes(data)
+        if len(data) > MAX_ARTIFACT_BYTES:
+            limit = MAX_ARTIFACT_BYTES
+            raise ValueError(f"artifact {name!r}: {len(data)} bytes, more than the {limit} a version may hold")
         # Built (and so validated) before anything is written: bad metadata must not leave orphan content.
         draft = ArtifactManifest(
             name=name,

@@ -7,7 +7,8 @@ asks three of them, cheapest first:
 
 1. the anchor: the newest journal entry this machine wrote must still be in the journal, unchanged;
 2. the index hints of the artifact: none may name a version newer than the stored latest (one listing);
-3. the entries written after the latest's own entry: none may record a newer version of it. At most
+3. the entries written after the latest's own entry: none may be missing from the numbering (a removed
+   entry may have recorded the newer version), and none may record a newer version of it. At most
    ``MAX_NEWER_ENTRIES`` of them are read, newest first, so a busy store does not cost a ``get`` one request
    per later commit; ``assay artifacts verify`` reads the whole journal and reports every missing version.
 """
@@ -37,6 +38,9 @@ def rollback(journal: Journal, name: str, latest: int, entry: JournalEntry | Non
     if entry is None:
         return None
     later = [(seq, key) for seq, key in journal.entry_keys() if seq > entry.seq]
+    gone = _first_gap(entry.seq, [seq for seq, _ in later])
+    if gone is not None:
+        return f"journal entry {gone}, written after this version's, is gone (it may have recorded a newer one)"
     for seq, key in reversed(later[-MAX_NEWER_ENTRIES:]):
         try:
             found = journal.read(key)
@@ -44,6 +48,17 @@ def rollback(journal: Journal, name: str, latest: int, entry: JournalEntry | Non
             continue  # reported by verify; a forged entry vouches for nothing
         if found.name == name and found.version > latest and journal.authentic(found) is not False:
             return f"journal entry {seq} records v{found.version}"
+    return None
+
+
+def _first_gap(after: int, later: list[int]) -> int | None:
+    """The first sequence number missing after ``after``: entries are numbered without gaps, so one missing
+    was removed, and the version it recorded can no longer be ruled out."""
+    expected = after + 1
+    for seq in sorted(later):
+        if seq != expected:
+            return expected
+        expected += 1
     return None
 
 

@@ -1,5 +1,6 @@
-"""Signed run states: a run's ``state.json`` carries an HMAC made with the store's signing key, so
-``assay artifacts verify`` reports a state edited by someone who holds the store but not the key.
+"""Signed run states: a run's ``state.json``, and the pointer ``runs/by-inputs/<fingerprint>.json`` a rerun of
+the same inputs follows to it, carry an HMAC made with the store's signing key, so ``assay artifacts verify``
+reports either edited by someone who holds the store but not the key.
 
 The state is rewritten while the run goes on (started, exported, decisions, finished), so it cannot be an
 immutable artifact version; each write signs the whole document instead. A state without a MAC (written
@@ -19,6 +20,8 @@ MAC_FIELD = "mac"
 MAX_STATE_BYTES = 4 << 20
 # The keys ``assay.storage.runs.state_key`` makes (importing it here would be circular: runs uses this module).
 STATE_KEY = re.compile(r"runs/([^/]+)/state\.json")
+POINTER_KEY = re.compile(r"runs/by-inputs/([^/]+)\.json")
+"""The pointer from an inputs fingerprint to its run (``assay.storage.runs.pointer_key``), signed the same way."""
 
 
 def state_payload(document: dict[str, Any]) -> bytes:
@@ -30,11 +33,13 @@ def check_run_states(
     store: ObjectStore, signer: Signer | None, prefix: str = ""
 ) -> tuple[list[VerificationIssue], list[str]]:
     """Issues of edited states under ``prefix`` and notes on what could not be checked."""
-    issues, unsigned = [], []
+    issues: list[VerificationIssue] = []
+    unsigned: dict[str, list[str]] = {"run states": [], "run pointers (runs/by-inputs)": []}
     for key in store.list("runs/"):
-        match = STATE_KEY.fullmatch(key)
+        match = STATE_KEY.fullmatch(key) or POINTER_KEY.fullmatch(key)
         if not match or not key.startswith(prefix):
             continue
+        kind = "run states" if STATE_KEY.fullmatch(key) else "run pointers (runs/by-inputs)"
         try:
             document = json.loads(store.get(key, max_bytes=MAX_STATE_BYTES))
         except (StorageError, ValueError) as error:
@@ -43,15 +48,16 @@ def check_run_states(
         if not isinstance(document, dict):
             issues.append(_issue(key, "not a JSON object"))
         elif not isinstance(document.get(MAC_FIELD), str):
-            unsigned.append(match.group(1))
+            unsigned[kind].append(match.group(1))
         elif signer is not None and signer.check(state_payload(document), document[MAC_FIELD]) is False:
             issues.append(
                 _issue(key, f"its signature does not match its content (checked with the {signer.describe()})")
             )
     notes = []
-    if unsigned:
-        named = ", ".join(unsigned[:5]) + (", ..." if len(unsigned) > 5 else "")
-        notes.append(f"run states: {len(unsigned)} carry no signature, so edits to them go unnoticed ({named})")
+    for kind, names in unsigned.items():
+        if names:
+            named = ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+            notes.append(f"{kind}: {len(names)} carry no signature, so edits to them go unnoticed ({named})")
     return issues, notes
 
 

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from assay.atomic import write_atomic
 from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError
-from assay.storage.run_state_check import state_payload
+from assay.storage.run_state_check import MAC_FIELD, state_payload
 from assay.storage.signing import Signer
 
 RUN_FILE = "run.json"
@@ -87,6 +87,11 @@ def export_folder(out: str | None, run_id: str, home: Path) -> Path:
     return Path(out.replace(RUN_ID_PLACEHOLDER, run_id)) if out else home / "exports" / run_id
 
 
+def pointer_key(inputs_fingerprint: str) -> str:
+    """Where the run of these inputs is found (``runs/by-inputs/<fingerprint>.json``), signed like a state."""
+    return f"{_POINTERS}/{inputs_fingerprint}.json"
+
+
 def state_key(run_id: str) -> str:
     return f"{RUNS_PREFIX}/{run_id}/state.json"
 
@@ -129,12 +134,11 @@ class RunStates:
             fingerprints=fingerprints or {},
             export=export,
         )
-        self.store.put(
-            f"{_POINTERS}/{inputs_fingerprint}.json",
-            json.dumps({"run_id": record.run_id}).encode(),
-            content_type="application/json",
-            overwrite=True,
-        )
+        pointer: dict[str, Any] = {"run_id": record.run_id, "fingerprint": inputs_fingerprint}
+        if self.signer is not None:
+            pointer[MAC_FIELD] = self.signer.sign(state_payload(pointer))
+        self.store.put(pointer_key(inputs_fingerprint), json.dumps(pointer).encode(), content_type="application/json",
+                       overwrite=True)  # fmt: skip
         return self._save(record)
 
     def _new_id(self, base: str) -> str:
@@ -168,9 +172,15 @@ class RunStates:
         return stored.decisions if stored is not None else record.decisions
 
     def _unfinished(self, inputs_fingerprint: str) -> RunRecord | None:
+        """The running run of these inputs, through its pointer; a pointer the signing key does not vouch for
+        (edited, or written without the key) is not followed: a new run starts instead."""
         try:
-            pointer = json.loads(self.store.get(f"{_POINTERS}/{inputs_fingerprint}.json"))
+            pointer = json.loads(self.store.get(pointer_key(inputs_fingerprint)))
         except (ObjectNotFoundError, ValueError):
+            return None
+        if not isinstance(pointer, dict):
+            return None
+        if self.signer is not None and self.signer.check(state_payload(pointer), pointer.get(MAC_FIELD)) is False:
             return None
         record = self.get(str(pointer.get("run_id", "")))
         return record if record is not None and record.fingerprint == inputs_fingerprint else None

@@ -333,3 +333,62 @@ def test_a_state_read_refuses_a_linked_state(local: ArtifactStore, signer: Signe
     with pytest.raises(StorageError, match="symbolic link"):
         within(HANG_S, lambda: RunStates(local.store).get("run-3"))
     assert ("runs/run-3/state.json", "edited_run_state") in problems(within(HANG_S, local.verify))
+
+
+# --- round three (issue 35, item 9) ------------------------------------------------------------------------
+
+
+def test_a_manifest_edited_to_declare_a_giant_size_is_named_and_nothing_is_read(local: ArtifactStore) -> None:
+    manifest_key = key("report", 3, "manifest.json")
+    manifest = json.loads(local.store.get(manifest_key))
+    manifest["size"] = 10 * 1024**3
+    local.store.put(manifest_key, json.dumps(manifest).encode(), overwrite=True)
+    with open(_path(local, key("report", 3, "data.txt")), "r+b") as handle:
+        handle.truncate(10 * 1024**3)  # 10 GB of holes: the size the manifest now claims
+
+    report = within(HANG_S, local.verify)
+    assert ("report", "unreadable_manifest") in problems(report)
+    assert any("size" in issue.detail and "less than or equal" in issue.detail for issue in report.issues)
+    with pytest.raises(StorageError, match="unreadable manifest"):
+        within(HANG_S, lambda: local.get("report", 3))
+
+
+@pytest.mark.parametrize("filename", ["../../other/v000001/other.txt", "..", "a/b.txt"])
+def test_a_manifest_naming_a_file_outside_its_folder_is_named_by_verify(
+    artifacts: ArtifactStore, filename: str
+) -> None:
+    manifest_key = key("report", 2, "manifest.json")
+    manifest = json.loads(artifacts.store.get(manifest_key))
+    manifest["filename"] = filename
+    artifacts.store.put(manifest_key, json.dumps(manifest).encode(), overwrite=True)
+
+    report = artifacts.verify()
+    assert ("report", "unreadable_manifest") in problems(report)
+    assert any("is not a plain file name" in issue.detail for issue in report.issues)
+
+
+def test_get_refuses_a_latest_when_a_later_journal_entry_was_removed(artifacts: ArtifactStore) -> None:
+    """v3 removed with its hint and its entry (3), which is not the newest entry (4 is 'other'): the gap in the
+    journal's numbering is what is left to tell."""
+    delete_version(artifacts.store, "report", 3)
+    artifacts.store.delete(f"{INDEX}/report/v000003")
+    artifacts.store.delete(f"{ENTRIES}/000000000003.json")
+
+    with pytest.raises(ArtifactIntegrityError, match=r"v2 is the newest .* journal entry 3, written after"):
+        artifacts.get("report")
+
+
+def test_an_edited_run_pointer_is_reported_and_not_followed(artifacts: ArtifactStore, signer: Signer) -> None:
+    from assay.storage.runs import pointer_key
+
+    states = RunStates(artifacts.store, signer)
+    first = states.start("inputs-a", workflow="evaluate")
+    other = states.start("inputs-b", workflow="evaluate")
+    assert artifacts.verify().ok and states.start("inputs-a").run_id == first.run_id  # a rerun continues it
+
+    pointer = json.loads(artifacts.store.get(pointer_key("inputs-a")))
+    pointer["run_id"] = other.run_id
+    artifacts.store.put(pointer_key("inputs-a"), json.dumps(pointer).encode(), overwrite=True)
+
+    assert problems(artifacts.verify()) == [(pointer_key("inputs-a"), "edited_run_state")]
+    assert states.start("inputs-a").run_id not in (first.run_id, other.run_id)  # a new run, not the pointed one
