@@ -14,6 +14,7 @@ silently and that lose data later: a repeated key and a lone surrogate.
 """
 
 import json
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -94,18 +95,30 @@ def _not_a_number(constant: str) -> Any:
     raise _NotANumber(constant)
 
 
-_CONSTANT = re.compile(r'"(?:[^"\\]|\\.)*"|(?P<constant>-?Infinity|NaN)')
+def _finite(number: str) -> float:
+    """A JSON number too large for a float (1e999) would be read as infinity: refused like Infinity."""
+    value = float(number)
+    if math.isinf(value):
+        raise _NotANumber(number)
+    return value
+
+
+_STRING = r'"(?:[^"\\]|\\.)*"'
 
 
 def _constant_at(text: str, first_line: int, constant: str) -> JSONInputError:
-    """Where the first NaN or Infinity outside a string is: a number no JSON writer emits, and one that turns
-    into the id "nan" or a score that compares false with everything."""
-    offset = next((match.start() for match in _CONSTANT.finditer(text) if match["constant"]), 0)
+    """Where the first ``constant`` outside a string is (NaN, Infinity, or a number too large for a float): a
+    value no JSON writer emits, and one that turns into the id "nan" or a score that compares false with
+    everything."""
+    found = re.compile(f"{_STRING}|(?P<constant>{re.escape(constant)})")
+    offset = next((match.start() for match in found.finditer(text) if match["constant"]), 0)
     line = text.count("\n", 0, offset) + first_line
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return JSONInputError(
-        line, column, "", f"{constant} is not a JSON value: write a number, or null when there is none"
-    )
+    if constant in ("NaN", "Infinity", "-Infinity"):
+        message = f"{constant} is not a JSON value: write a number, or null when there is none"
+    else:
+        message = f"{constant} is not a finite number (too large for a float): write a number, or null"
+    return JSONInputError(line, column, "", message)
 
 
 def strict_loads(text: str, *, first_line: int = 1) -> Any:
@@ -120,7 +133,7 @@ def strict_loads(text: str, *, first_line: int = 1) -> Any:
     text in its file (a JSONL record). Syntax errors are ``json.JSONDecodeError`` as usual.
     """
     try:
-        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_not_a_number)
+        value = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_not_a_number, parse_float=_finite)
     except _RepeatedKey:
         raise _located(text, first_line) from None
     except _NotANumber as constant:

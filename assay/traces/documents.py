@@ -8,6 +8,7 @@ and, when the line got that far, the last span id it began.
 
 import re
 from collections.abc import Iterator
+from itertools import count
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import orjson
 
 from assay.formats.errors import MAX_INPUT_BYTES, FormatError, open_input, parse_json, read_text
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest line of a JSON Lines trace file read: one export request of spans, not a file's worth."""
 _LAST_SPAN_ID = re.compile(rb'"(?:spanId|span_id)"\s*:\s*"([^"]{1,64})"')
 
 
@@ -51,7 +54,12 @@ def _is_json_lines(path: Path) -> bool:
     if path.suffix.lower() == ".jsonl":
         return True
     with open_input(path) as file:
-        for raw in file:
+        for number in count(1):
+            raw = file.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
+            if len(raw) > MAX_LINE_BYTES:
+                raise _too_long(path, number)
             if raw.strip():
                 try:
                     orjson.loads(raw)
@@ -61,31 +69,47 @@ def _is_json_lines(path: Path) -> bool:
     raise FormatError(path, "", "file is empty")
 
 
+def _too_long(path: Path, number: int) -> FormatError:
+    message = f"longer than {MAX_LINE_BYTES} bytes: no span of a trace Assay reads is that large (an attribute "
+    return FormatError(path, f"line {number}", message + "holding a whole file?)")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """Each line read strictly, as every other input is (``parse_json``: no repeated key, NaN or lone surrogate,
+    at most ``MAX_JSON_DEPTH`` levels, valid UTF-8), and bounded: a line is read no further than
+    ``MAX_LINE_BYTES``, so one giant attribute is an error naming its line, not a parser out of memory."""
     read = 0
     seen = False
     with open_input(path) as file:
-        for number, raw in enumerate(file, start=1):
+        for number in count(1):
+            raw = file.readline(MAX_LINE_BYTES + 1)
+            if not raw:
+                break
             read += len(raw)
             if read > MAX_INPUT_BYTES:
                 raise FormatError(path, f"line {number}", f"the file is larger than the {MAX_INPUT_BYTES} bytes "
                                   "an input file may be")  # fmt: skip
+            if len(raw) > MAX_LINE_BYTES:
+                raise _too_long(path, number)
             if not raw.strip():
                 continue
             seen = True
-            try:
-                yield number, orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                yield number, _located_parse(path, number, raw)
+            yield number, _located_parse(path, number, raw)
     if not seen:
         raise FormatError(path, "", "file is empty")
 
 
 def _located_parse(path: Path, number: int, raw: bytes) -> Any:
-    """Parse a line orjson refused with the strict parser, whose error names the line and column; add the last
-    span the line began, which is the one a truncated export cut."""
+    """Parse a line with the strict parser, whose error names the line and column; add the last span the line
+    began, which is the one a truncated export cut."""
     try:
-        return parse_json(raw.decode("utf-8", errors="replace"), path, number)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        column = len(raw[: error.start].decode("utf-8", errors="replace")) + 1
+        raise FormatError(path, f"line {number} column {column}", f"not valid UTF-8 (byte 0x{raw[error.start]:02x}): "
+                          "a text would be changed to U+FFFD; export the traces as UTF-8") from None  # fmt: skip
+    try:
+        return parse_json(text.removeprefix("\ufeff") if number == 1 else text, path, number)
     except FormatError as error:
         spans = _LAST_SPAN_ID.findall(raw)
         if spans:

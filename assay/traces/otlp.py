@@ -118,8 +118,11 @@ def _id_as_base64(value: Any, size: int, path: Path, location: str, span_id: str
 def _parse(document: dict[str, Any], message: Any, path: Path, where: str, here: str, span_id: str | None = None):
     try:
         return ParseDict(document, message, ignore_unknown_fields=False)
-    except ParseError as error:
-        raise span_error(path, f"{where}, {here}", span_id, f"not an OTLP {message.DESCRIPTOR.name}: {error}") from None
+    except (ParseError, TypeError, ValueError, OverflowError, RecursionError) as error:
+        # protobuf raises more than ParseError on some values (a number too large for its field, say)
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        kind = message.DESCRIPTOR.name
+        raise span_error(path, f"{where}, {here}", span_id, f"not an OTLP {kind}: {detail}") from None
 
 
 def _service_name(resource: Resource) -> str:

@@ -145,3 +145,66 @@ def test_spellings_that_dodge_a_plain_regex_are_masked(tmp_path: Path, spelling:
     assert digits_or_text not in json.dumps(lab, ensure_ascii=False)
     assert lab["rows"][0]["actual_output"] == f"Sure: {'phone: ' if kind == 'phone' else ''}[PII:{kind}]."
     assert report["masked"] == {kind: 1}
+
+
+# --- the strict reader on every line (issue 35, item 5) ------------------------------------------------------
+
+
+def _one_span_line(**attributes: object) -> str:
+    return json.dumps(export([otlp_span(1, 10, None, "rag", "CHAIN", T0, T0 + 1, **attributes)]))
+
+
+def _refused_import(tmp_path: Path, name: str, content: bytes) -> str:
+    from tests.traces.test_trace_files import refused
+
+    path = tmp_path / name
+    path.write_bytes(content)
+    return refused(tmp_path, path)
+
+
+@pytest.mark.parametrize("name", ["t.jsonl", "t.json"])  # a one-line .json is read as JSON Lines
+def test_a_repeated_key_on_a_line_is_refused_not_emptied(tmp_path: Path, name: str) -> None:
+    line = _one_span_line(input__value="Fee?", output__value="5 EUR.")
+    repeated = line.replace('"name": "rag"', '"name": "rag", "name": ""', 1)
+    said = _refused_import(tmp_path, name, repeated.encode() + b"\n")
+    assert f"{name}: line 1 column" in said and "the key 'name' is repeated" in said
+
+
+def _span_line_with(field: str, raw_value: str) -> bytes:
+    """A one-span line whose span ``field`` is ``raw_value`` written as it stands (not valid as Python's JSON)."""
+    document = json.loads(_one_span_line(input__value="Fee?"))
+    document["resourceSpans"][0]["scopeSpans"][0]["spans"][0][field] = "@VALUE@"
+    return json.dumps(document).replace('"@VALUE@"', raw_value).encode() + b"\n"
+
+
+def test_nesting_beyond_100_levels_is_refused_naming_the_line(tmp_path: Path) -> None:
+    said = _refused_import(tmp_path, "t.jsonl", b"\n" + _span_line_with("name", "[" * 150 + "]" * 150))
+    assert "t.jsonl: line 2" in said and "nested" in said
+
+
+def test_invalid_utf8_is_named_not_replaced(tmp_path: Path) -> None:
+    line = _one_span_line(input__value="Fee?", output__value="5 EUR.").encode().replace(b"5 EUR", b"5 \xff EUR")
+    said = _refused_import(tmp_path, "t.jsonl", line + b"\n")
+    assert "t.jsonl: line 1 column" in said and "not valid UTF-8 (byte 0xff)" in said
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("NaN", "NaN is not a JSON value"),
+        ("1e999", "is not a finite number"),
+        ("123456789012345678901234567890", "not an OTLP Span"),
+    ],
+)
+def test_infinite_or_huge_values_are_errors_naming_file_and_span(tmp_path: Path, value: str, reason: str) -> None:
+    said = _refused_import(tmp_path, "t.jsonl", _span_line_with("startTimeUnixNano", value))
+    assert "t.jsonl: line 1" in said and reason in said
+
+
+def test_a_giant_line_is_refused_before_it_is_parsed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from assay.traces import documents
+
+    monkeypatch.setattr(documents, "MAX_LINE_BYTES", 4096)
+    line = _one_span_line(input__value="x" * 10_000)
+    said = _refused_import(tmp_path, "t.jsonl", _one_span_line(input__value="ok").encode() + b"\n" + line.encode())
+    assert "t.jsonl: line 2: longer than 4096 bytes" in said
