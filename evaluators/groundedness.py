@@ -81,6 +81,7 @@ from assay.evaluators._split_bound import check_bound, within_bound
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair
 from assay.evaluators.registry import register
 
+from assay.budget import spend
 from assay.models import RetrievedChunk, TestLabRow
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
 
@@ -412,10 +413,12 @@ class Groundedness(Evaluator):
         evidence, figure_clauses = Evidence(texts, case.question), clauses(texts)
         passages = [claim_units(sentence) for sentence in context]
         absent, present = _absent_features(case)
-        supports = [
-            self._support(sentence, row, located, evidence, (figure_clauses, passages), case.question or "")
-            for sentence, row in zip(answer, cosines, strict=True)
-        ]
+        supports = []
+        for sentence, row in zip(answer, cosines, strict=True):
+            spend()  # a live check's time budget holds inside a long answer, claim by claim
+            supports.append(
+                self._support(sentence, row, located, evidence, (figure_clauses, passages), case.question or "")
+            )
         return [self._against_records(support, absent, present) for support in supports]
 
     @staticmethod

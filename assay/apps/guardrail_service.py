@@ -30,7 +30,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from assay.guardrail.budget import TimeBudgetExceeded
+from assay.budget import TimeBudgetExceeded
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import ServiceLimits
 from assay.jsonio import JSONInputError, strict_loads

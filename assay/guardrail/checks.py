@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from assay.budget import spend, time_budget
 from assay.embeddings.engine import Embedder
 from assay.evaluators.base import CaseContext, Evaluator, Services, Unscored
 from assay.evaluators.registry import build_evaluator
 from assay.evaluators.runner import score_case, skip_reason
-from assay.guardrail.budget import spend, time_budget
 from assay.guardrail.config import ACTIONS, GuardedMetric, GuardrailConfig, load_config
 from assay.guardrail.embedding import BoundedEmbedder
 from assay.models.guardrail import Action, CheckResult, ConfigIdentity, EvaluatorCheck, MetricCheck, Verdict
@@ -145,7 +145,7 @@ class Guard:
         self, question: str, answer: str, context: Sequence[str] | None = None, *, time_budget_s: float | None = None
     ) -> CheckResult:
         """The verdict on one answer; with ``time_budget_s``, raises ``TimeBudgetExceeded`` rather than return
-        a verdict some evaluator did not finish (see ``assay.guardrail.budget``)."""
+        a verdict some evaluator did not finish (see ``assay.budget``)."""
         started = time.perf_counter()
         if not self._probed:
             self._probe()

@@ -12,9 +12,9 @@ so a request with thousands of new sentences is stopped within one batch of its 
 from collections.abc import Callable
 from pathlib import Path
 
+from assay.budget import spend
 from assay.embeddings.backends import OnnxEncoder, onnx_model_file
 from assay.embeddings.engine import EmbeddingEngine, Encoder, resolve_model_path
-from assay.guardrail.budget import spend
 
 DEFAULT_CAPACITY = 50_000
 """Sentences kept (384 floats each: about 77 MB at capacity for MiniLM)."""

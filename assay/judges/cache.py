@@ -13,9 +13,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.atomic import write_atomic
+
 if TYPE_CHECKING:
-    from assay.atomic import write_atomic
-from assay.models.judges import JudgeEndpoint
+    from assay.models.judges import JudgeEndpoint
 
 
 def cache_key(parts: dict[str, Any]) -> str:

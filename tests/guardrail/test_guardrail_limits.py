@@ -14,9 +14,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from assay.apps.guardrail_service import create_app
+from assay.budget import TimeBudgetExceeded
 from assay.embeddings.engine import EmbeddingEngine
 from assay.guardrail import Client
-from assay.guardrail.budget import TimeBudgetExceeded
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import ServiceLimits, parse_config
 from assay.guardrail.embedding import BoundedEmbedder

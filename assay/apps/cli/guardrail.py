@@ -96,7 +96,7 @@ def _checked_within(
     Most of a one-off check is loading the models (importing torch and sentence-transformers, reading the
     weights: about 10 s on an idle machine, minutes on a busy one), not checking: no service is called. Python
     cannot stop that load, so it runs in a daemon thread the command stops waiting for."""
-    from assay.guardrail.budget import TimeBudgetExceeded
+    from assay.budget import TimeBudgetExceeded
 
     outcome: dict[str, Any] = {}
     started = time.monotonic()

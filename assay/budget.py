@@ -1,5 +1,6 @@
-"""A per-check time budget, enforced cooperatively: Python cannot stop a thread, so the expensive steps (each
-embedding batch, each evaluator) ask ``spend`` first, and the first one past the deadline raises.
+"""A per-check time budget (the live guardrail's), enforced cooperatively: Python cannot stop a thread, so the
+expensive steps (each embedding batch, each evaluator, each claim an evaluator checks) ask ``spend`` first, and
+the first one past the deadline raises. It sits below the evaluators so that they can ask it too.
 
 The deadline lives in a context variable, so concurrent checks in the service's thread pool each see their
 own, and code that runs outside a check (a validation run) never sees one."""
