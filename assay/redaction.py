@@ -77,7 +77,9 @@ class _Redactor:
         # substring's normalised form in it) and each derived value's shortest prefix; none inside another.
         needles = {_normalise(form) for form in exact} | {_normalise(value[:MIN_DERIVED_CHARS]) for value in derived}
         needles = {needle for needle in needles if not any(other != needle and other in needle for other in needles)}
-        self.prefilter = re.compile(b"|".join(map(re.escape, sorted(needles))))
+        # Searched one by one with ``in`` (a C substring search at memory speed): an alternation of dozens of
+        # literals makes ``re`` try each at every position, several times slower.
+        self.needles = tuple(sorted(needles, key=len, reverse=True))
         self.shortest = min(map(len, needles))
 
     def redact(self, text: str) -> str:
@@ -90,7 +92,8 @@ class _Redactor:
         first bytes), before the slower pattern. Short ASCII text (keys, labels) is never normalised."""
         if len(text) < self.shortest and text.isascii():
             return False
-        return self.prefilter.search(_normalise(text)) is not None
+        normalised = _normalise(text)
+        return any(needle in normalised for needle in self.needles)
 
     def _placeholder(self, match: re.Match[str]) -> str:
         return f"[REDACTED:{self.group_names[match.lastgroup or '']}]"
@@ -130,8 +133,10 @@ def register_settings_secrets(settings: "Settings") -> None:
 
 def _forms(value: str) -> set[str]:
     """The value as written, URL-encoded, JSON-escaped, and as it appears inside base64 at each of the three
-    byte alignments (basic auth encodes "user:secret", so the secret may start anywhere in a 3-byte group)."""
+    byte alignments (basic auth encodes "user:secret", so the secret may start anywhere in a 3-byte group);
+    and the copies a model asked to "hide" a key makes of it (``_disguises``)."""
     forms = {value, urllib.parse.quote(value, safe=""), urllib.parse.quote_plus(value), json.dumps(value)[1:-1]}
+    forms |= _disguises(value)
     raw = value.encode()
     for offset in range(3):
         encoded = base64.b64encode(bytes(offset) + raw).decode()
@@ -139,6 +144,24 @@ def _forms(value: str) -> set[str]:
         first, last = -(-8 * offset // 6), 8 * (offset + len(raw)) // 6
         forms.add(encoded[first:last])
     return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
+
+
+def _disguises(value: str) -> set[str]:
+    """Reversed, dashed between every character, hex (either case), ROT13, full-width and HTML character
+    references (decimal and hex): what an echoed secret was seen turned into. Each is matched whole; a copy
+    disguised two ways at once, or only in part, is not (the README lists what is and is not redacted)."""
+    rot13 = value.translate(_ROT13)
+    full_width = "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in value)
+    hexed = value.encode().hex()
+    return {
+        value[::-1], "-".join(value), hexed, hexed.upper(), rot13, full_width,
+        "".join(f"&#{ord(char)};" for char in value), "".join(f"&#x{ord(char):x};" for char in value),
+    } - {value}  # fmt: skip
+
+
+_ROT13 = str.maketrans(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm"
+)
 
 
 def _derived_pattern(value: str) -> str:

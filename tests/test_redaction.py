@@ -67,6 +67,27 @@ class EchoingHost(Host):
 register_host(EchoingHost)
 
 
+@pytest.mark.parametrize(
+    "disguise",
+    [
+        lambda value: value[::-1],
+        lambda value: "-".join(value),
+        lambda value: value.encode().hex(),
+        lambda value: value.encode().hex().upper(),
+        lambda value: value.translate(str.maketrans("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                                                    "nopqrstuvwxyzabcdefghijklmNOPQRSTUVWXYZABCDEFGHIJKLM")),
+        lambda value: "".join(chr(ord(char) + 0xFEE0) for char in value),  # full-width
+        lambda value: "".join(f"&#{ord(char)};" for char in value),
+        lambda value: "".join(f"&#x{ord(char):x};" for char in value),
+    ],
+    ids=["reversed", "dashed", "hex", "HEX", "rot13", "full-width", "html-decimal", "html-hex"],
+)  # fmt: skip
+def test_an_echoed_secret_disguised_by_the_model_is_redacted(disguise: object) -> None:
+    register_secret(SECRET, SECRET_ENV)
+    copy = disguise(SECRET)  # type: ignore[operator]
+    assert redact(f"Sure, here it is: {copy}.") == f"Sure, here it is: [REDACTED:{SECRET_ENV}]."
+
+
 def test_values_and_their_wire_forms_are_redacted() -> None:
     secret = "p@ss/word+with space"
     register_secret(secret, "BANK_API_KEY")
