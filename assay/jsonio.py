@@ -114,11 +114,36 @@ def _constant_at(text: str, first_line: int, constant: str) -> JSONInputError:
     offset = next((match.start() for match in found.finditer(text) if match["constant"]), 0)
     line = text.count("\n", 0, offset) + first_line
     column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    where = _path_at(text, offset)
     if constant in ("NaN", "Infinity", "-Infinity"):
         message = f"{constant} is not a JSON value: write a number, or null when there is none"
     else:
         message = f"{constant} is not a finite number (too large for a float): write a number, or null"
-    return JSONInputError(line, column, "", message)
+    return JSONInputError(line, column, where, message)
+
+
+def _path_at(text: str, offset: int) -> str:
+    """The JSON path of the value at ``offset`` (a number, which no token of ``_TOKEN`` covers)."""
+    stack: list[_Container] = []
+    for match in _TOKEN.finditer(text):
+        if match.start() > offset:
+            break
+        token, inner = match.group(), stack[-1] if stack else None
+        if token in "{[":
+            stack.append(_Container(inner.child() if inner else [], {} if token == "{" else None))
+        elif token in "}]":
+            stack.pop()
+        elif token == ",":
+            if inner is not None and inner.keys is not None:
+                inner.expecting_key = True
+            elif inner is not None:
+                inner.index += 1
+        elif inner is not None and inner.keys is not None and inner.expecting_key:
+            try:
+                inner.key, inner.expecting_key = json.loads(token), False
+            except ValueError:
+                return ""
+    return _path(stack[-1].child()) if stack else ""
 
 
 def strict_loads(text: str, *, first_line: int = 1) -> Any:

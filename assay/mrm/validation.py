@@ -35,6 +35,7 @@ import numpy as np
 from assay.embeddings import PACKAGED_MODEL, Embedder, ModelUnavailableError, resolve_model_path, split_sentences
 from assay.models import Chunk, TestCase, TestSuite
 from assay.models.mrm import CaseValidation, SuiteValidation
+from assay.mrm.bertscore import best_f1
 from assay.progress import Progress, embed_reporting, part, report
 
 DEFAULT_OUTLIER_Z = 3.0
@@ -192,12 +193,10 @@ def _bert_scorer(model_path: str, baseline_path: str) -> Any:
 def _bertscores(
     cases: Sequence[TestCase], sources: Mapping[str, list[str]], progress: Progress | None = None
 ) -> tuple[dict[str, float], str]:
-    """Rescaled F1 of each expected answer against the best of its source sentences and chunks, in one call:
-    bert-score encodes each distinct text of a call once, and cases of a topic share their sources, so one call
-    encodes about half the texts that calls per batch of cases did (102 cases of the sample bank: 13 s against
-    53 s here). Progress is reported when it is done. bert-score pads the texts of a batch together, which
-    moves a score in about the third decimal depending on its neighbours; values are rounded to 4 decimals and
-    read against a cut-off, never compared exactly."""
+    """Rescaled F1 of each expected answer against the best of its source sentences and chunks, every distinct
+    text encoded once with a report after each batch (``assay.mrm.bertscore``). bert-score pads the texts of a
+    batch together, which moves a score in about the third decimal depending on its neighbours; values are
+    rounded to 4 decimals and read against a cut-off, never compared exactly."""
     baseline = bertscore_baseline_path()
     if not baseline.is_file():
         return {}, f"not computed: the BERTScore baseline {baseline} is missing (bench/build_bertscore_baseline.py)"
@@ -213,9 +212,8 @@ def _bertscores(
     ]
     with warnings.catch_warnings():  # bert-score reads its baseline into a read-only tensor; never writes it
         warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
-        _, _, f1 = scorer.score([case.expected_output for case in cases], references, batch_size=64)
-    report(progress, 1.0)
-    return {case.key: round(float(value), 4) for case, value in zip(cases, f1.tolist(), strict=True)}, "available"
+        f1 = best_f1(scorer, [case.expected_output for case in cases], references, progress)
+    return {case.key: round(value, 4) for case, value in zip(cases, f1, strict=True)}, "available"
 
 
 @lru_cache(maxsize=2)
