@@ -122,6 +122,23 @@ def _constant_at(text: str, first_line: int, constant: str) -> JSONInputError:
     return JSONInputError(line, column, where, message)
 
 
+def _structure(stack: list["_Container"], token: str) -> bool:
+    """Follow a bracket or comma (True); False for a string token, which the caller reads."""
+    inner = stack[-1] if stack else None
+    if token in "{[":
+        stack.append(_Container(inner.child() if inner else [], {} if token == "{" else None))
+    elif token in "}]":
+        stack.pop()
+    elif token == ",":
+        if inner is not None and inner.keys is not None:
+            inner.expecting_key = True
+        elif inner is not None:
+            inner.index += 1
+    else:
+        return False
+    return True
+
+
 def _path_at(text: str, offset: int) -> str:
     """The JSON path of the value at ``offset`` (a number, which no token of ``_TOKEN`` covers)."""
     stack: list[_Container] = []
@@ -129,16 +146,9 @@ def _path_at(text: str, offset: int) -> str:
         if match.start() > offset:
             break
         token, inner = match.group(), stack[-1] if stack else None
-        if token in "{[":
-            stack.append(_Container(inner.child() if inner else [], {} if token == "{" else None))
-        elif token in "}]":
-            stack.pop()
-        elif token == ",":
-            if inner is not None and inner.keys is not None:
-                inner.expecting_key = True
-            elif inner is not None:
-                inner.index += 1
-        elif inner is not None and inner.keys is not None and inner.expecting_key:
+        if _structure(stack, token):
+            continue
+        if inner is not None and inner.keys is not None and inner.expecting_key:
             try:
                 inner.key, inner.expecting_key = json.loads(token), False
             except ValueError:
@@ -208,16 +218,7 @@ def _first_problem(text: str, first_line: int) -> tuple[int, str, str] | None:
     for match in _TOKEN.finditer(text):
         token, offset = match.group(), match.start()
         inner = stack[-1] if stack else None
-        if token in "{[":
-            stack.append(_Container(inner.child() if inner else [], {} if token == "{" else None))
-        elif token in "}]":
-            stack.pop()
-        elif token == ",":
-            if inner is not None and inner.keys is not None:
-                inner.expecting_key = True
-            elif inner is not None:
-                inner.index += 1
-        else:
+        if not _structure(stack, token):
             try:
                 string = json.loads(token)
             except ValueError:
