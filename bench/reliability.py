@@ -5,7 +5,10 @@
     kills / divergent results            `assay evaluate` killed with SIGKILL, rerun, compared with a clean run
     tamperings / missed                  every way of editing a store `assay artifacts verify` should notice
     hostile <section> / held / failed    duplicate keys, lone surrogates, CSV cell counts, a 100 MB reply,
-                                         a blocked address, secret variants (bench/_hostile.py)
+                                         a blocked address, secret variants (bench/_hostile.py); trace
+                                         credentials and personal data, strict trace lines, bundles, the
+                                         store, network policy, names and inputs, secret disguises
+                                         (bench/_hostile_round3.py, issue 35)
 
 Usage: python bench/reliability.py [--examples N] [--kills K] [--skip-kills]
 Fuzz inputs are drawn afresh each run (tests/fuzz runs a fixed, derandomised set in `make test`).
@@ -26,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _faults
 import _fuzz_inputs
 import _hostile
+import _hostile_round3
 import _kills
 import _tampering
 from _fuzz_watchdog import run_watched
@@ -54,8 +58,9 @@ def main() -> None:
         for line in (tally.crashes + tally.hangs)[:5]:
             print(f"    {line}")
     rows.append(("inputs fuzzed", fuzz_inputs, f"{fuzz_crashes} crashes / {fuzz_hangs} hangs"))
-    for section in _hostile.run(lambda line: print(line, flush=True)):
-        rows.append((section.name, section.tried, f"{section.held} held / {len(section.failures)} failed"))
+    for chosen in (None, _hostile_round3.sections()):
+        for section in _hostile.run(lambda line: print(line, flush=True), chosen):
+            rows.append((section.name, section.tried, f"{section.held} held / {len(section.failures)} failed"))
 
     with tempfile.TemporaryDirectory(prefix="assay-reliability-") as work:
         faults, lost, detail = _faults.inject(Path(work), args.cases)
