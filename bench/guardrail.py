@@ -6,7 +6,11 @@ does for a RAG system's popular documents) from 1, 4 and 16 concurrent clients, 
 latency, throughput, and the ratio of the HTTP p50 to the in-process ``Guard.check`` p50 measured in the same
 run, so the service's own overhead is visible. Goal (issue 25): p95 under 100 ms for a 100-word answer at
 1 client on this 2-CPU machine, loaded as it is; the load average is printed first, since a comparison of
-two runs means something only at similar loads. ``--concurrency 1 --words 100`` measures just that case."""
+two runs means something only at similar loads. ``--concurrency 1 --words 100`` measures just that case.
+
+``--large-kb 98`` then sends answers of that many kilobytes (distinct sentences), one alone and then four at
+once, and prints each reply's status and seconds beside the service's time budget: the goal (issue 35) is a 503
+within the budget + 1 s, never a verdict from a partial check."""
 
 import argparse
 import os
@@ -20,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from assay.guardrail import Client  # noqa: E402
+from assay.guardrail import Client, GuardrailError  # noqa: E402
 from assay.guardrail.checks import Guard  # noqa: E402
 
 CONFIG = ROOT / "examples" / "guardrails.json"
@@ -42,6 +46,36 @@ def answer(words: int, n: int) -> str:
     return " ".join(text)
 
 
+def large_answer(kilobytes: int, n: int) -> str:
+    """About ``kilobytes`` KB of distinct claims (every sentence new, so each one reaches the model)."""
+    text, sentence = [], 0
+    while sum(len(part) + 1 for part in text) < kilobytes * 1000:
+        text.append(SENTENCE.format(n=n * 100_000 + sentence))
+        sentence += 1
+    return " ".join(text)
+
+
+def timed_check(url: str, text: str) -> tuple[str, float]:
+    """The reply's status (200 with the verdict, or the error status) and the seconds it took."""
+    started = time.perf_counter()
+    with Client(url, timeout=600) as client:
+        try:
+            status = f"200 {client.check('What does the Easy Access Saver pay?', text, CONTEXT).verdict}"
+        except GuardrailError as error:
+            status = str(error.status)
+    return status, time.perf_counter() - started
+
+
+def large_answers(url: str, kilobytes: int, budget_s: float) -> None:
+    alone = timed_check(url, large_answer(kilobytes, 1))
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(lambda n: timed_check(url, large_answer(kilobytes, n)), range(2, 6)))
+    for label, (status, seconds) in [("alone", alone), *((f"4 at once #{i}", r) for i, r in enumerate(together, 1))]:
+        held = status == "503" and seconds <= budget_s + 1
+        print(f"{kilobytes} KB answer, {label}: {status} in {seconds:.2f} s (budget {budget_s:g} s; goal 503 within "
+              f"{budget_s + 1:g} s: {'met' if held else 'MISSED'})")
+
+
 def percentiles(values: list[float]) -> tuple[float, float, float]:
     cuts = statistics.quantiles(values, n=100, method="inclusive")
     return cuts[49], cuts[94], cuts[98]
@@ -60,6 +94,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=60, help="Requests per (concurrency, length).")
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16], help="Concurrent clients.")
     parser.add_argument("--words", type=int, nargs="+", default=[50, 100, 200], help="Answer lengths in words.")
+    parser.add_argument("--large-kb", type=int, default=98, help="Size of the over-budget answers (0: skip them).")
     args = parser.parse_args()
     print(f"load average {' '.join(f'{load:.2f}' for load in os.getloadavg())} on {os.cpu_count()} CPUs")
     guard = Guard.from_path(CONFIG)
@@ -107,6 +142,8 @@ def main() -> None:
                       f"{goal}")  # fmt: skip
                 for client in clients:
                     client.close()
+        if args.large_kb:
+            large_answers(url, args.large_kb, guard.config.limits.check_budget_s)
     finally:
         server.terminate()
         server.wait(timeout=30)
