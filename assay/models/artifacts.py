@@ -136,6 +136,8 @@ class VerificationReport(PersistedModel):
     journal_entries: int = Field(default=0, ge=0)
     issues: list[VerificationIssue] = Field(default_factory=list)
     unchecked: list[str] = Field(default_factory=list)
+    signatures_checked: bool = True
+    """False when no signing key was at hand: the hashes were checked, the signatures not."""
 
     @property
     def ok(self) -> bool:

@@ -171,7 +171,8 @@ def verify_bundle(source: Path | bytes, signer: Signer | None) -> VerificationRe
     for check in record.versions:
         issues.extend(_version_issues(members, check, signer))
     entries = sum(check.journal_entry is not None for check in record.versions)
-    return VerificationReport(checked=len(listed), journal_entries=entries, issues=issues, unchecked=unchecked)
+    return VerificationReport(checked=len(listed), journal_entries=entries, issues=issues, unchecked=unchecked,
+                              signatures_checked=authentic is not None)  # fmt: skip
 
 
 @contextmanager

@@ -144,9 +144,27 @@ def test_without_the_key_a_bundle_check_says_what_it_could_not_check(
 
     result = runner.invoke(app, ["artifacts", "verify", "--bundle", str(out)])
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output
     assert "not checked" in result.output and "could not be checked" in result.output
+    assert "signatures not verified" in result.output and "--no-signatures" in result.output
     assert not (tmp_path / "elsewhere" / "keys").exists()
+
+    accepted = runner.invoke(app, ["artifacts", "verify", "--bundle", str(out), "--no-signatures"])
+    assert accepted.exit_code == 0, accepted.output
+    assert "could not be checked" in accepted.output
+
+
+def test_without_the_key_a_tampered_bundle_still_fails_with_one(
+    artifacts: ArtifactStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = _bundle(tmp_path)
+    _rewrite(out, f"artifacts/{DECISION}/v000001/calibration.json", b'{"reviewer": "mallory"}')
+    monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "elsewhere"))
+
+    result = runner.invoke(app, ["artifacts", "verify", "--bundle", str(out), "--no-signatures"])
+
+    assert result.exit_code == 1
+    assert "hash_mismatch" in result.output
 
 
 def test_bundling_an_unknown_run_or_verifying_a_non_bundle_fails_clearly(

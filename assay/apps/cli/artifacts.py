@@ -15,6 +15,9 @@ from assay.escaping import for_terminal
 from assay.models.artifacts import VerificationReport
 from assay.storage.run_artifacts import run_versions
 
+UNVERIFIED_EXIT = 3
+"""``verify --bundle`` without the signing key: nothing found wrong, but the signatures were not checked."""
+
 app = command_group("List, retrieve and verify versioned artifacts.")
 
 
@@ -78,6 +81,13 @@ def verify(
     bundle: Annotated[
         Path | None, typer.Option("--bundle", help="Re-verify this run bundle offline instead of the store.")
     ] = None,
+    no_signatures: Annotated[
+        bool,
+        typer.Option(
+            "--no-signatures",
+            help="With --bundle: accept a check without the signing key (hashes only); otherwise that exits 3.",
+        ),
+    ] = False,
 ) -> None:
     """Check every version against its hash, its chain and the signed journal, or a run bundle offline.
 
@@ -86,7 +96,9 @@ def verify(
 
     Exit 1 and list every problem when anything was tampered with; what could not be checked (no key, no
     journal) is said too. With --bundle, a zip made by 'assay artifacts bundle' is checked with only its
-    bytes and the signing key, and each edited, missing or added member is named."""
+    bytes and the signing key, and each edited, missing or added member is named. Without the key a bundle
+    rewritten with matching hashes cannot be told from the original: that check exits 3 unless --no-signatures
+    says the reader accepts hashes alone."""
     with user_errors():
         if bundle is not None and prefix:
             raise ValueError(f"give a PREFIX or --bundle, not both (got {prefix!r} and {bundle})")
@@ -106,6 +118,14 @@ def verify(
     console.print(f"verified {report.checked} {what} and {report.journal_entries} journal entries: {status}")
     if not report.ok:
         raise typer.Exit(code=1)
+    if bundle is not None and not report.signatures_checked and not no_signatures:
+        errors.print(
+            "[red]signatures not verified[/]: put the signing key where ASSAY_HOME points, or pass "
+            "--no-signatures to accept a check of the hashes alone",
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(code=UNVERIFIED_EXIT)
 
 
 def _print_report(report: VerificationReport) -> None:
