@@ -10,6 +10,7 @@ Deployments, where "Run" opens a form with every flow parameter (the MRM step pa
 """
 
 import argparse
+import inspect
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -79,10 +80,16 @@ def effective_schedules(spec: DeploymentSpec, cron: str | None) -> tuple[Schedul
 
 
 def effective_parameters(spec: DeploymentSpec, out_root: Path | None) -> dict[str, Any]:
+    """The file's parameters, with ``--out``'s folder for the flows that write results (an ``out`` parameter):
+    a flow without one (``approve-baseline``) would refuse the run with a signature mismatch."""
     parameters = dict(spec.parameters)
-    if out_root is not None:
+    if out_root is not None and writes_results(spec):
         parameters["out"] = str(out_root / spec.name / RUN_ID_PLACEHOLDER)
     return parameters
+
+
+def writes_results(spec: DeploymentSpec) -> bool:
+    return "out" in inspect.signature(spec.load_flow().fn).parameters
 
 
 def prefect_schedule(item: ScheduleSpec) -> Any:

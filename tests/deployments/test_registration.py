@@ -15,7 +15,7 @@ from prefect.exceptions import PrefectHTTPStatusError
 
 from assay.formats import import_file
 from assay.testing.processes import stop_group
-from tests.support.prefect_server import log_tail, wait_for_final_state
+from tests.support.prefect_server import log_tail, wait_for_final_state, wait_for_paused
 
 PREFECT = str(Path(sys.executable).parent / "prefect")
 SPECS = {spec.name: spec for spec in load_deployments()}
@@ -27,7 +27,6 @@ FLOW_NAMES = {
     "production-revalidation": "production-revalidation",
     "approve-baseline": "approve-baseline",
 }
-
 
 
 def step_fields(schema: dict[str, Any], parameter: str) -> set[str]:
@@ -116,7 +115,8 @@ def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
     try:
         served = _wait_for_served(client, serve, log_path, out_root)
         for name, spec in SPECS.items():
-            assert served[name].parameters == {**spec.parameters, "out": str(out_root / name / "{run_id}")}
+            out = {"out": str(out_root / name / "{run_id}")} if name != "approve-baseline" else {}
+            assert served[name].parameters == {**spec.parameters, **out}
             assert not served[name].pull_steps  # the runner runs it in its own working directory
         schema = served["interactive"].parameter_openapi_schema
         assert {"per_topic", "generators"} == step_fields(schema, "test_generation")
@@ -128,6 +128,13 @@ def test_served_evaluate_deployment_runs_to_completed_and_writes_results(
         )
         state = wait_for_final_state(client, run.id, serve, log_path)
         assert state.is_completed(), f"{state.type}: {state.message}\n{log_tail(log_path)}"
+
+        # Approving that run as a baseline, served the same way, reaches the approver's form.
+        (finished,) = (out_root / "evaluate").iterdir()  # named after the run id, as `assay artifacts list` shows
+        approval = client.create_flow_run_from_deployment(
+            served["approve-baseline"].id, parameters={"run_id": finished.name}
+        )
+        assert wait_for_paused(client, approval.id, serve, log_path).is_paused()
     finally:
         stop_group(serve)
 
@@ -154,11 +161,10 @@ def _wait_for_served(client: Any, serve: subprocess.Popen, log_path: Path, out_r
                 deployment = client.read_deployment_by_name(f"{FLOW_NAMES[name]}/{name}")
             except ObjectNotFound:
                 continue
-            if deployment.parameters.get("out") == str(out_root / name / "{run_id}"):
+            expected = None if name == "approve-baseline" else str(out_root / name / "{run_id}")
+            if deployment.parameters.get("out") == expected:
                 served[name] = deployment
         if len(served) == len(SPECS):
             return served
         time.sleep(1)
     raise AssertionError(f"serve registered only {sorted(served)} within 180 s:\n{log_tail(log_path)}")
-
-

@@ -89,6 +89,21 @@ def wait_for_final_state(client: Any, run_id: Any, serve: subprocess.Popen, log_
     raise AssertionError(f"the run did not finish within {RUN_TIMEOUT_S} s:\n{log_tail(log_path)}")
 
 
+def wait_for_paused(client: Any, run_id: Any, serve: subprocess.Popen, log_path: Path) -> Any:
+    """The run's state once it pauses for a form; fails with the log's tail when it ends or ``serve`` exits first."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while time.monotonic() < deadline:
+        state = client.read_flow_run(run_id).state
+        if state is not None and state.is_paused():
+            return state
+        if state is not None and state.is_final():
+            raise AssertionError(f"the run ended {state.type} before its form: {state.message}\n{log_tail(log_path)}")
+        if serve.poll() is not None:
+            raise AssertionError(f"serve exited with {serve.returncode} during the run:\n{log_tail(log_path)}")
+        time.sleep(1)
+    raise AssertionError(f"the run did not pause within {RUN_TIMEOUT_S} s:\n{log_tail(log_path)}")
+
+
 def log_tail(path: Path) -> str:
     return path.read_text(errors="replace")[-4000:]
 
