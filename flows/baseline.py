@@ -5,11 +5,10 @@ decision and the approver's name; an approval is recorded under that name, "via 
 
 from typing import Any, Literal
 
-from assay.flows.review import REVIEW_TIMEOUT_S
+from assay.flows.review import pause_for_form
 from assay.flows.review_forms import REFUSED, REVIEWER_HELP, REVIEWER_TITLE
 from assay.tasks.revalidate import approve_baseline, baseline_candidate
 from prefect import flow
-from prefect.flow_runs import pause_flow_run
 from prefect.input import RunInput
 from pydantic import Field, create_model
 
@@ -31,7 +30,7 @@ def approve_baseline_flow(run_id: str | None = None, name: str = "revalidation",
     shown = baseline_candidate(run_id, name)
     error = ""
     while True:
-        answer: Any = pause_flow_run(wait_for_input=approval_form(shown, error), timeout=REVIEW_TIMEOUT_S)
+        answer: Any = pause_for_form(approval_form(shown, error), f"baseline-{name}")
         approver = person_name(answer.approver)
         if approver:
             break

@@ -10,6 +10,7 @@ every form already answered: a run resumed after a crash asks the reviewer only 
 
 from dataclasses import dataclass
 from typing import Any
+from uuid import uuid4
 
 from assay.flows.review_forms import (
     ACCEPT,
@@ -112,7 +113,7 @@ def _ask(review: StepReview, number: int, ctx: ReviewContext) -> FormAnswer:
     error = ""
     while True:
         form = review.form(number, values, error)
-        raw: Any = pause_flow_run(wait_for_input=form, timeout=REVIEW_TIMEOUT_S, poll_interval=ctx.poll_s)
+        raw: Any = pause_for_form(form, f"{review.step}-{number}", ctx.poll_s)
         values = {key: str(value) for key, value in raw.model_dump(exclude={"metadata"}).items()}
         answer = review.answer(number, values)
         try:
@@ -123,6 +124,14 @@ def _ask(review: StepReview, number: int, ctx: ReviewContext) -> FormAnswer:
             print(f"review {review.step} form {number}: answer not accepted ({reasons}); the form is open again")
             continue
         return answer
+
+
+def pause_for_form(form: Any, label: str, poll_s: int = 10) -> Any:
+    """Pause the run until the form is answered, and return the answer. Each pause gets a key of its own:
+    Prefect's default key counts the pauses of one process, so after a crash the Retry button's new process
+    would number its first form 1 again and fail writing a form schema that already exists (409)."""
+    key = f"{label}-{uuid4().hex[:12]}"
+    return pause_flow_run(wait_for_input=form, timeout=REVIEW_TIMEOUT_S, poll_interval=poll_s, key=key)
 
 
 def _check(review: StepReview, answer: FormAnswer) -> None:

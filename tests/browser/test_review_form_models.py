@@ -133,8 +133,10 @@ class ScriptedReviewer:
         self.answers = answers
         self.shown: list[str] = []
         self.forms: list[Any] = []
+        self.keys: list[str] = []
 
-    def __call__(self, wait_for_input: Any, timeout: int, poll_interval: int) -> Any:
+    def __call__(self, wait_for_input: Any, timeout: int, poll_interval: int, key: str) -> Any:
+        self.keys.append(key)
         self.shown.append(wait_for_input._description)
         self.forms.append(wait_for_input)
         return wait_for_input(**self.answers.pop(0))
@@ -175,6 +177,7 @@ def test_calibration_asks_for_more_only_when_the_person_does(tmp_path: Path, mon
     monkeypatch.setattr(review, "pause_flow_run", reviewer)
     decision = review_calibration(data.review_items(), ctx)
     assert len(reviewer.shown) == 2  # the third form was never asked for
+    assert len(set(reviewer.keys)) == 2 and all(key.startswith("calibration-") for key in reviewer.keys), reviewer.keys
     labelled = set(decision.decision["passed_item_ids"]) | set(decision.decision["failed_item_ids"])
     assert labelled == {item.item_id for item in (*first, *second)} - {first[1].item_id}
     assert decision.review.changed == [first[0].item_id] and decision.review.skipped == [first[1].item_id]

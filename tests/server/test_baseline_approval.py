@@ -122,3 +122,47 @@ def test_a_declined_approval_changes_nothing_and_an_unfinished_run_is_refused(se
     assert (
         f"run {unfinished!r} is running: only a completed run can be a baseline" in (tmp_path / "flow.log").read_text()
     )
+
+
+def test_a_run_killed_at_its_form_and_retried_asks_again_and_completes(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Prefect's Retry button after a crash: the same flow run, executed again by a new process, must open its
+    form again (before, the new process numbered its first pause 1 again and failed with 409 writing it)."""
+    from prefect.client.orchestration import get_client
+    from prefect.flow_runs import resume_flow_run
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.states import Crashed, Scheduled
+
+    run_id = _completed_run(tmp_path, "retried")
+    process = _start(server, tmp_path, run_id=run_id, name="after-crash")
+    seen: set[str] = set()
+    with temporary_settings({PREFECT_API_URL: server[0]}):
+        run, _ = _next_form(process, tmp_path, seen)
+        process.kill()
+        process.wait(timeout=WAIT_S)
+        with get_client(sync_client=True) as client:  # what the runner and then the UI's Retry button do
+            client.set_flow_run_state(run.id, Crashed(message="killed"), force=True)
+            client.set_flow_run_state(run.id, Scheduled(name="AwaitingRetry", message="Retry from the UI"), force=True)
+        retried = _execute_again(server, tmp_path, run.id)
+        again, schema = _next_form(retried, tmp_path, seen)
+        assert (
+            again.id == run.id and schema["properties"]["decision"]["title"] == f"Approve run {run_id} as the baseline?"
+        )
+        resume_flow_run(run.id, run_input={"decision": APPROVE, "approver": "Lin Wei"})
+        assert retried.wait(timeout=WAIT_S) == 0, (tmp_path / "flow.log").read_text()[-3000:]
+        with get_client(sync_client=True) as client:
+            assert client.read_flow_run(run.id).state.is_completed()
+    approval = Baselines(LocalObjectStore(tmp_path / "store")).get("after-crash")
+    assert (approval.run_id, approval.approved_by) == (run_id, "Lin Wei")
+
+
+def _execute_again(server: tuple[str, Path], home: Path, flow_run_id: object) -> subprocess.Popen:
+    """Run an existing flow run in a new process, as a worker does after Retry."""
+    env = server_environment(server[1], server[0]) | {"ASSAY_HOME": str(home), "PREFECT__FLOW_RUN_ID": str(flow_run_id)}
+    log = open(home / "flow.log", "ab")  # noqa: SIM115 - the child owns it
+    return subprocess.Popen(
+        [sys.executable, "-m", "prefect.flow_engine", "flows/baseline.py:approve_baseline_flow"],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=Path(__file__).parents[2],
+    )
