@@ -116,8 +116,9 @@ def _ask(review: StepReview, number: int, ctx: ReviewContext) -> FormAnswer:
         raw: Any = pause_for_form(form, f"{review.step}-{number}", ctx.poll_s)
         values = {key: str(value) for key, value in raw.model_dump(exclude={"metadata"}).items()}
         answer = review.answer(number, values)
+        sent = raw.model_dump(exclude={"metadata"}, exclude_unset=True)  # a field the UI left out is not sent
         try:
-            _check(review, answer)
+            _check(review, answer, review.form_problems(number, sent))
         except DecisionError as problem:
             error = str(problem)
             reasons = error.replace("\n", " / ")
@@ -134,7 +135,7 @@ def pause_for_form(form: Any, label: str, poll_s: int = 10) -> Any:
     return pause_flow_run(wait_for_input=form, timeout=REVIEW_TIMEOUT_S, poll_interval=poll_s, key=key)
 
 
-def _check(review: StepReview, answer: FormAnswer) -> None:
+def _check(review: StepReview, answer: FormAnswer, form_problems: list[str]) -> None:
     """Every reason to refuse the answer at once, so the re-opened form lists them all."""
     problems = []
     if not answer.reviewer:
@@ -146,5 +147,6 @@ def _check(review: StepReview, answer: FormAnswer) -> None:
         check_decision(review.step, review.decision(answer.values), answer.shown)
     except DecisionError as problem:
         problems.append(str(problem))
+    problems += form_problems
     if problems:
         raise DecisionError("\n".join(problems))

@@ -180,6 +180,25 @@ class StepReview:
         }
         return FormAnswer(values, person_name(raw.get("reviewer") or ""), how, [item.item_id for item in shown])
 
+    def form_problems(self, number: int, given: Mapping[str, Any]) -> list[str]:
+        """What is wrong with the fields a form sent (``given``: only those it sent). Prefect's UI leaves out a
+        field a person emptied, which would otherwise read as the proposal; and a person who changed items and
+        then chose to accept every proposal is asked which they meant rather than have the changes dropped."""
+        how = str(given.get("how") or REVIEW)
+        fields = list(zip(self.names(number), self.shown(number), strict=True))
+        if how == ACCEPT:
+            changed = [item.title for name, item in fields
+                       if name in given and _one_line(given[name]) != _one_line(item.proposal)]  # fmt: skip
+            if not changed:
+                return []
+            return [f"you chose '{ACCEPT}' but changed {'; '.join(changed)}: choose '{REVIEW}' to keep your "
+                    "changes, or put the proposals back"]  # fmt: skip
+        emptied = [item.title for name, item in fields if name not in given]
+        if not emptied:
+            return []
+        return [f"left empty: {'; '.join(emptied)}; an emptied field is not a decision: give each a value (the "
+                "form shows its proposal again)"]  # fmt: skip
+
     def values_for_all(self, answers: Sequence[FormAnswer]) -> dict[str, str]:
         """Every item's value: what the person chose where a form showed it, else what an unseen item gets."""
         values = {item.item_id: item.unshown for item in self.items}

@@ -10,6 +10,7 @@ from assay.flows import review
 from assay.flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
 from assay.flows.review_forms import (
     ACCEPT,
+    REFUSED,
     REVIEW,
     REVIEW_AND_MORE,
     calibration_review,
@@ -18,6 +19,7 @@ from assay.flows.review_forms import (
     topic_review,
 )
 from pydantic import ValidationError
+from pydantic_core import PydanticUndefined
 
 from assay.mrm.approvals import DecisionStore
 from assay.storage.artifacts import ArtifactStore
@@ -139,7 +141,17 @@ class ScriptedReviewer:
         self.keys.append(key)
         self.shown.append(wait_for_input._description)
         self.forms.append(wait_for_input)
-        return wait_for_input(**self.answers.pop(0))
+        return wait_for_input(**as_the_ui_sends(wait_for_input, self.answers.pop(0)))
+
+
+def as_the_ui_sends(form: Any, answers: dict[str, Any]) -> dict[str, Any]:
+    """Prefect's UI sends every field at its shown value, except one a person emptied (``None`` here)."""
+    shown = {
+        name: field.default
+        for name, field in form.model_fields.items()
+        if name != "metadata" and field.default is not PydanticUndefined
+    }
+    return {name: value for name, value in (shown | answers).items() if value is not None}
 
 
 def test_one_form_per_step_by_default_and_the_record_says_what_changed(
@@ -156,11 +168,31 @@ def test_one_form_per_step_by_default_and_the_record_says_what_changed(
     assert decision.review.changed == ["case-3"]
     assert "reviewed item by item, 1 of 4 shown changed" in decision.note
 
-    reviewer = ScriptedReviewer([{"how": ACCEPT, "item_1": "exclude", "reviewer": "Ada"}])
+    # Accepting every proposal after changing one is asked about, not silently dropped; put back, it is taken.
+    reviewer = ScriptedReviewer(
+        [{"how": ACCEPT, "item_1": "exclude", "reviewer": "Ada"}, {"how": ACCEPT, "item_1": "keep", "reviewer": "Ada"}]
+    )
     monkeypatch.setattr(review, "pause_flow_run", reviewer)
     accepted = review_topics(data.topic_model(), data.chunks(), ctx)
-    assert accepted.decision == {"excluded_topic_ids": []}  # accepting keeps every proposal, whatever the field says
+    reopened = _properties(reviewer.forms[1])["how"]["description"]
+    assert reopened.startswith(REFUSED) and "but changed 1. Topic 0" in reopened, reopened
+    assert accepted.decision == {"excluded_topic_ids": []}
     assert (accepted.review.how, accepted.review.changed) == ("accepted the proposals", [])
+
+
+def test_an_emptied_cluster_name_is_refused_not_replaced_by_the_proposal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ctx = _context(tmp_path)
+    reviewer = ScriptedReviewer(
+        [{"item_1": None, "reviewer": "Ada"}, {"item_1": "Refund delays", "reviewer": "Ada"}]  # None: emptied
+    )
+    monkeypatch.setattr(review, "pause_flow_run", reviewer)
+    decision = review_clusters(data.clusters(), ctx)
+    reopened = _properties(reviewer.forms[1])["how"]["description"]
+    assert reopened.startswith(REFUSED) and "left empty: " in reopened, reopened
+    assert decision.decision["names"]["0"] == "Refund delays"
+    assert decision.reviewer == "Ada"
 
 
 def test_calibration_asks_for_more_only_when_the_person_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -186,12 +186,19 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
         choose_option(browser, dialog, "How do you decide?", "accept every proposal as shown")
         resume_as(browser, dialog, "Ada Lovelace", "3-calibration-form-2")
 
-        # Clusters: the keyword names are proposed; one is renamed.
+        # Clusters: the keyword names are proposed; one is emptied (refused), then renamed.
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
         _visible(browser, dialog, "Example questions: How fast are refunds paid?")
         name = dialog.get_by_label("2. Name of cluster 1 (2 failures) (Optional)")
         assert name.input_value() == "shipping, cost"
+        name.fill("")  # emptied: the UI sends no value for it, which is refused, never read as the proposal
+        resume_as(browser, dialog, "Ada Lovelace", "4-clusters-emptied")
+        run.next_pause()
+        dialog = open_resume_dialog(browser, ui, str(run.id))
+        _visible(browser, dialog, "left empty: 2. Name of cluster 1 (2 failures)")
+        name = dialog.get_by_label("2. Name of cluster 1 (2 failures) (Optional)")
+        assert name.input_value() == "shipping, cost"  # shown again at the proposal
         name.fill("Shipping prices unknown")
         resume_as(browser, dialog, "Ada Lovelace", "4-clusters")
 

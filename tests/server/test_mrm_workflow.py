@@ -129,7 +129,8 @@ def answers(form: dict, reviewer: str = "ana") -> dict:
     step = form["schema"]["title"]
     properties = form["schema"]["properties"]
     fields = [name for name in properties if name.startswith("item_")]
-    chosen: dict = {"reviewer": reviewer}
+    shown = {name: field["default"] for name, field in properties.items() if "default" in field}
+    chosen: dict = {**shown, "reviewer": reviewer}  # the UI sends every field at its shown value
     if step == "TestValidationReview":
         chosen["item_1"] = "exclude"
     elif step == "CalibrationReview" and fields[0] == "item_1":
