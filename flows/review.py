@@ -34,6 +34,8 @@ from assay.mrm.approvals import ApprovalsFile, DecisionError, DecisionStore, che
 from assay.mrm.policies import Policy, calibration_policy, case_policy, cluster_policy, topic_policy
 
 REVIEW_TIMEOUT_S = 7 * 24 * 3600
+LOGGED_ITEMS = 20
+"""Items of a decision named in its log line; the decision artifact and the report name them all."""
 
 
 @dataclass
@@ -72,7 +74,8 @@ def _review(review: StepReview, ctx: ReviewContext, policy: Policy) -> Decision:
     person's: one form, and another each time they ask for more, recorded as one decision at the end."""
     step, offered = review.step, review.offered
     if not ctx.interactive or not offered or ctx.store.get(step) is not None:
-        return _logged(decide(step, ctx.store, ctx.approvals, policy.decision, policy.note, offered))
+        decided = decide(step, ctx.store, ctx.approvals, policy.decision, policy.note, offered, review.in_words)
+        return _logged(decided)
     answered = ctx.store.pages(step)
     answers: list[FormAnswer] = []
     for number in range(1, review.forms + 1):
@@ -95,14 +98,17 @@ def _review(review: StepReview, ctx: ReviewContext, policy: Policy) -> Decision:
         skipped=[item for answer in answers for item, value in answer.values.items() if value == SKIP],
     )
     reviewers = ", ".join(dict.fromkeys(answer.reviewer for answer in answers))
-    return _logged(record_person(ctx.store, step, decision, reviewers, offered, record))
+    return _logged(record_person(ctx.store, step, decision, reviewers, offered, record, review.in_words))
 
 
 def _logged(decision: Decision) -> Decision:
     """One log line per decision: what was decided, by whom, from where (the run's log is its audit trail)."""
     who = decision.reviewer or decision.decided_by
-    chosen = {key: len(value) for key, value in decision.decision.items()}
-    print(f"review {decision.step}: decided by {who} ({decision.source}, {decision.note}); {chosen}")
+    words = decision.in_words or [f"{key}: {value}" for key, value in decision.decision.items()]
+    shown = "; ".join(words[:LOGGED_ITEMS]) + (
+        f"; and {len(words) - LOGGED_ITEMS} more" if len(words) > LOGGED_ITEMS else ""
+    )
+    print(f"review {decision.step}: decided by {who} ({decision.source}, {decision.note}): {shown}")
     return decision
 
 

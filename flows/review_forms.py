@@ -61,6 +61,7 @@ class ItemField:
     choices: tuple[str, ...] | None  # None: a text box (a name)
     proposal: str  # the field's starting value: what the step proposes
     unshown: str  # what the item is decided as when the person never sees it
+    name: str = ""  # the item in words, for the record: 'topic 17 "disputes"', 'case gen-3 ("How do I...?")'
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,31 @@ class StepReview:
         return [f"left empty: {'; '.join(emptied)}; an emptied field is not a decision: give each a value (the "
                 "form shows its proposal again)"]  # fmt: skip
 
+    def in_words(self, decision: Mapping[str, Any]) -> list[str]:
+        """The step's decision item by item, each item named as its form showed it (an item no form offered,
+        from an approvals file, by its id)."""
+        named = {item.item_id: item.name or item.item_id for item in self.items}
+
+        def name(item_id: object) -> str:
+            return named.get(str(item_id), str(item_id))
+
+        if self.step in (Step.TOPIC_MODELING, Step.TEST_VALIDATION):
+            key = "excluded_topic_ids" if self.step == Step.TOPIC_MODELING else "excluded_case_keys"
+            excluded = [f"{name(item)} excluded" for item in decision.get(key) or []]
+            return excluded or [f"every {self.rest_word.rstrip('s')} kept"]
+        if self.step == Step.CALIBRATION:
+            labels = [
+                f"{name(item)}: labelled {verdict}"
+                for verdict, key in (("pass", "passed_item_ids"), ("fail", "failed_item_ids"))
+                for item in decision.get(key) or []
+            ]
+            return labels or ["no answer labelled"]
+        kept = set(decision.get("kept_proposed") or [])
+        return [
+            f'{name(item)} named "{_one_line(value)}"' + (" (the proposal, kept)" if item in kept else "")
+            for item, value in (decision.get("names") or {}).items()
+        ]
+
     def values_for_all(self, answers: Sequence[FormAnswer]) -> dict[str, str]:
         """Every item's value: what the person chose where a form showed it, else what an unseen item gets."""
         values = {item.item_id: item.unshown for item in self.items}
@@ -275,7 +301,8 @@ def topic_review(topic_model: TopicModel, chunks: Sequence[Chunk], per_form: int
             ("Keywords", ", ".join(topic.keywords[:8]), 200), ("Example chunk", sample or "none", EXCERPT_CHARS)
         )
         title = f"{index}. Topic {topic.id}: {_plain(topic.label, 60)} ({len(topic.chunk_refs)} chunks)"
-        return ItemField(str(topic.id), title, evidence, ("keep", "exclude"), "keep", "keep")
+        name = f'topic {topic.id} "{_plain(topic.label, 60)}"'
+        return ItemField(str(topic.id), title, evidence, ("keep", "exclude"), "keep", "keep", name)
 
     fields = tuple(field(index, topic) for index, topic in enumerate(ordered, 1))
     heading = "Choose exclude for a topic to leave it out of test generation (proposed: keep every topic)."
@@ -316,7 +343,8 @@ def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = P
             ("Generator", case.generator or "unknown", 60),
         )
         proposal = "exclude" if outlier else "keep"
-        return ItemField(case.key, title, evidence, ("keep", "exclude"), proposal, proposal)
+        name = f'case {_plain(case.key, 50)} ("{_plain(case.prompt, 80)}")'
+        return ItemField(case.key, title, evidence, ("keep", "exclude"), proposal, proposal, name)
 
     fields = tuple(field(index, case) for index, case in enumerate(sorted(cases, key=rank), 1))
     heading = "Choose exclude to drop a case before evaluation (proposed: exclude the flagged outliers)."
@@ -342,7 +370,8 @@ def calibration_review(items: Sequence[ReviewItem], min_labels: int, per_form: i
             ("Answer", item.actual_output or "(empty)", ANSWER_CHARS),
             ("Metric", f"{item.evaluator_id}/{item.metric} on {item.model_key}", 120),
         )
-        return ItemField(item.item_id, title, evidence, ("pass", "fail", SKIP), verdict, SKIP)
+        name = f"{_plain(item.metric, 40)} on case {case} ({_plain(item.model_key, 40)})"
+        return ItemField(item.item_id, title, evidence, ("pass", "fail", SKIP), verdict, SKIP, name)
 
     fields = tuple(field(index, item) for index, item in enumerate(ordered, 1))
     heading = (
@@ -364,7 +393,8 @@ def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepR
         )
         title = f"{index}. Name of cluster {cluster.id} ({cluster.size} failures)"
         proposal = proposed_name(cluster)
-        return ItemField(str(cluster.id), title, evidence, None, proposal, proposal)
+        name = f"cluster {cluster.id} ({cluster.size} failures)"
+        return ItemField(str(cluster.id), title, evidence, None, proposal, proposal, name)
 
     fields = tuple(field(index, cluster) for index, cluster in enumerate(ordered, 1))
     heading = "Name the weakness each cluster of failures shows (proposed: its top keywords)."

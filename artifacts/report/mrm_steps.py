@@ -134,6 +134,7 @@ def overview(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
                 "title": step_title(step),
                 **who(taken.get(step)),
                 "decision": _decision_counts(taken.get(step)),
+                "in_words": taken[step].in_words if step in taken else [],
                 "record": _artifact_of(record, step),
             }
             for step in DECIDED_STEPS

@@ -262,6 +262,11 @@ class Decision(DomainModel):
     review: ReviewRecord | None = Field(
         default=None, description="For a decision taken in the Prefect UI: what the forms showed and what changed."
     )
+    in_words: list[str] = Field(
+        default_factory=list,
+        description="What was decided, item by item, named as the reviewer saw it (topic 17 \"disputes\" "
+        "excluded), for logs and the report; empty in records made before it existed.",
+    )
 
 
 class WorkflowSummary(PersistedModel):

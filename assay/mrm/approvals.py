@@ -8,7 +8,7 @@ when it was taken; before it is accepted it is checked against what the step off
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -34,6 +34,8 @@ def _not_a_boolean(value: object) -> object:
 
 
 TopicId = Annotated[int, BeforeValidator(_not_a_boolean)]
+Describe = Callable[[dict[str, Any]], list[str]]
+"""A step's decision (its decision model's dump) in words, item by item."""
 
 
 class TopicDecision(DomainModel):
@@ -258,10 +260,11 @@ def decide(
     policy: DomainModel,
     note: str,
     offered: Collection[str] | None = None,
+    describe: Describe | None = None,
 ) -> Decision:
     """A stored decision of this run if any, else the approvals file's (a person's, checked against
     ``offered`` first: a bad one fails here, naming the file, the step and the field, and is not stored),
-    else the policy's."""
+    else the policy's. ``describe`` says a new decision in words (``Decision.in_words``)."""
     stored = store.get(step)
     if stored is not None:
         return stored
@@ -281,11 +284,14 @@ def decide(
             note=f"from {approvals._path}",
             reviewer=approvals.reviewer,
             source="approvals-file",
+            in_words=describe(given.model_dump()) if describe else [],
         )
         return store.put(decision)
+    decided = policy.model_dump()
     decision = Decision(
-        step=step, decided_by="policy", decision=policy.model_dump(), note=note, source="policy", taken_on=taken_on
-    )
+        step=step, decided_by="policy", decision=decided, note=note, source="policy", taken_on=taken_on,
+        in_words=describe(decided) if describe else [],
+    )  # fmt: skip
     return store.put(decision)
 
 
@@ -296,6 +302,7 @@ def record_person(
     reviewer: str,
     offered: Collection[str] | None = None,
     review: ReviewRecord | None = None,
+    describe: Describe | None = None,
 ) -> Decision:
     how = f", {review.how}, {len(review.changed)} of {review.shown} shown changed" if review is not None else ""
     note = f"in the Prefect UI by {reviewer}{how}"
@@ -309,5 +316,6 @@ def record_person(
             source="prefect-ui",
             taken_on=offered_digest(offered),
             review=review,
+            in_words=describe(decision) if describe else [],
         )
     )

@@ -286,3 +286,26 @@ def test_a_refused_answer_reopens_every_review_form_with_the_reason_first(
     assert reviewer.shown[1].endswith(reviewer.shown[0])  # the reason, then the form's usual description
     first_field = _properties(reviewer.forms[1])["how"]["description"]  # what V1 shows at the top
     assert first_field.startswith("NOT ACCEPTED, please correct: reviewer: give your name")
+
+
+def test_decisions_are_recorded_in_words_naming_each_item(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ctx = _context(tmp_path)
+    monkeypatch.setattr(review, "pause_flow_run", ScriptedReviewer([{"item_1": "exclude", "reviewer": "Ada"}]))
+    topics = review_topics(data.topic_model(), data.chunks(), ctx)
+    (excluded,) = topics.decision["excluded_topic_ids"]
+    label = next(topic.label for topic in data.topic_model().topics if topic.id == excluded)
+    assert topics.in_words == [f'topic {excluded} "{label}" excluded']
+    assert f'topic {excluded} "{label}" excluded' in capsys.readouterr().out  # the run's log says it too
+
+    monkeypatch.setattr(review, "pause_flow_run", ScriptedReviewer([{"item_1": "Refund delays", "reviewer": "Ada"}]))
+    clusters = review_clusters(data.clusters(), ctx)
+    assert clusters.in_words[0] == 'cluster 0 (3 failures) named "Refund delays"', clusters.in_words
+    assert any(words.endswith("(the proposal, kept)") for words in clusters.in_words[1:])
+
+    policy_ctx = _context(tmp_path / "policy", interactive=False)
+    suite, validation = data.suite()
+    cases = review_cases(suite, validation, policy_ctx)
+    assert cases.decided_by == "policy" and len(cases.in_words) == 1
+    assert cases.in_words[0].startswith('case case-3 ("<script>') and cases.in_words[0].endswith('") excluded')

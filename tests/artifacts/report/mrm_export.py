@@ -171,7 +171,9 @@ def mrm_export(*, reviewed: bool = True) -> dict[str, Any]:
     policies decided everything. The adversarial robustness step is left out (not run)."""
     decisions = (
         [
-            person("topic-modeling", "Ana <em>Lima</em>", "prefect-ui", {"excluded_topic_ids": [1]}),
+            person("topic-modeling", "Ana <em>Lima</em>", "prefect-ui", {"excluded_topic_ids": [1]}).model_copy(
+                update={"in_words": ['topic 1 "cards, fees <b>" excluded']}
+            ),
             person("test-validation", "Ana Lima", "prefect-ui", {"excluded_case_keys": ["c3"]}),
             person("calibration", "Bo Chen", "approvals-file", {"passed_item_ids": ["x"], "failed_item_ids": ["y"]}),
             person("failure-clustering", "Ana Lima", "prefect-ui", {"names": {"0": CLUSTER_NAME}}),

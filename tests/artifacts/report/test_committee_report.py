@@ -93,7 +93,8 @@ def test_the_executive_summary_gives_verdict_steps_named_decisions_risks_and_val
     ):
         row = re.search(rf'<tr data-step="{step}">(.*?)</tr>', executive, re.S)
         assert row and who in row.group(1) and when in row.group(1)
-    assert "excluded topic ids: 1" in executive
+    assert "(topic 1 &#34;cards, fees &lt;b&gt;&#34; excluded)" in executive  # named, not counted
+    assert "excluded case keys: 1" in executive  # a record made before decisions were kept in words
     assert "reviewers: Ana &lt;em&gt;Lima&lt;/em&gt;, Ana Lima, Bo Chen" in executive
     failing = [line for line in interpretation["headline"] if line["failing"]]
     assert failing and failing[0]["text"] in text

@@ -92,6 +92,9 @@ def test_overview_lists_steps_hosts_and_who_took_each_decision(data, html) -> No
     text = _text(html["mrm-overview"])
     assert "Bo Chen via approvals-file" in text and "12.500" in text and "robustness.intensities" in text
     assert "<em>Lima" not in html["mrm-overview"] and "&lt;em&gt;Lima" in html["mrm-overview"]
+    # what was decided, in words (escaped), not a count
+    assert "<li>topic 1 &#34;cards, fees &lt;b&gt;&#34; excluded</li>" in html["mrm-overview"]
+    assert "excluded_topic_ids" not in text
 
 
 def test_topics_show_sizes_and_who_excluded_them(data, html) -> None:
