@@ -1,4 +1,5 @@
-"""Which evaluators a run can use: ``--evaluators all`` keeps those whose inputs the test lab provides."""
+"""Which evaluators a run can use: ``--evaluators all`` keeps those whose inputs the test lab provides;
+``recommended`` (an MRM run's default) keeps, of those, the ones whose verdicts mean something on any suite."""
 
 from collections.abc import Sequence
 from typing import Any
@@ -13,6 +14,33 @@ from assay.models import TestLab
 # schema); run for every evaluator at once, it keeps to the cases it is meant for.
 ALL_SELECTION_PARAMETERS: dict[str, dict[str, Any]] = {"json_schema": {"check_cases_without_schema": False}}
 
+RECOMMENDED = (
+    "groundedness",
+    "context_relevancy_soft",
+    "answer_semantic_similarity",
+    "answer_relevancy_sentence_similarity",
+    "document_recall",
+    "assertions",
+    "text_matching",
+    "json_schema",
+    "pii_leakage",
+    "sensitive_data_leakage",
+    "toxicity",
+    "encoding_guardrail",
+    "looping_detection",
+)
+"""``recommended``: offline checks chosen by what the suite has: retrieved contexts -> groundedness and context
+relevancy; expected answers -> semantic answer similarity; questions -> answer relevancy; expected document
+ids -> retrieval recall; the suite's own assertions, output conditions and schemas; always the leakage and
+safety checks. Reference n-gram and edit metrics (BLEU, ROUGE, step alignment) run only when named: against
+generated expected answers they fail nearly every answer and crowd out what matters."""
+SELECTION_KEYWORDS = ("all", "recommended")
+
+
+def selection_keyword(requested: Sequence[str]) -> str | None:
+    """``all`` or ``recommended`` when that is the whole request, else None (evaluators named one by one)."""
+    return requested[0] if len(requested) == 1 and requested[0] in SELECTION_KEYWORDS else None
+
 
 def parameters_under_all(evaluator_id: str, user_parameters: dict[str, Any] | None = None) -> dict[str, Any]:
     """The parameters to build ``evaluator_id`` with when the run asked for ``all``: the selection's defaults
@@ -25,7 +53,7 @@ def run_parameters(
 ) -> dict[str, Any]:
     """The parameters ``evaluator_id`` runs with: under ``all`` the selection's defaults apply (a JSON check
     only where JSON is expected), when named explicitly only what the user set."""
-    if list(requested) == ["all"]:
+    if selection_keyword(requested):
         return parameters_under_all(evaluator_id, user_parameters)
     return dict(user_parameters or {})
 
@@ -37,16 +65,18 @@ def select_evaluators(
 
     ``["all"]`` means every registered evaluator that at least one answered case has the inputs for and
     that is available here (model weights present, judge configured), judged with the parameters of
-    ``parameters_under_all``. Explicitly named evaluators always run: their unscored cases then carry the
-    reason.
+    ``parameters_under_all``; ``["recommended"]`` the same among ``RECOMMENDED``. Explicitly named evaluators
+    always run: their unscored cases then carry the reason.
     """
-    if list(requested) != ["all"]:
+    keyword = selection_keyword(list(requested))
+    if keyword is None:
         return list(requested), {}
+    candidates = evaluator_ids() if keyword == "all" else [e for e in evaluator_ids() if e in RECOMMENDED]
     answered = [row for row in lab.rows if row.answered]
     plain = [CaseContext.from_row(row) for row in answered]  # for every evaluator that adds nothing to a case
     selected: list[str] = []
     skipped: dict[str, str] = {}
-    for evaluator_id in evaluator_ids():
+    for evaluator_id in candidates:
         try:
             evaluator = build_evaluator(evaluator_id, services, **parameters_under_all(evaluator_id))
             adds = type(evaluator).context_for is not Evaluator.context_for

@@ -48,7 +48,8 @@ def mrm_workflow(
     failure clusters -> weaknesses -> robustness (variations, adversarial) -> compliance artifacts.
 
     ``corpus``: folder of .md/.txt documents (default: the sample corpus); ``hosts``: host types or host
-    files (default: sample-rag); ``evaluators``: default every non-LLM evaluator the lab has inputs for;
+    files (default: sample-rag); ``evaluators``: default ``recommended`` (offline checks that mean something
+    on any suite, chosen by what it has; ``all``: every evaluator the lab has inputs for);
     ``out``: export folder (``{run_id}`` in it becomes the run id; default ``<assay home>/exports/<run id>``);
     ``interactive``: pause for reviewers in the Prefect UI, else decide from ``approvals`` (a JSON file) and
     the steps' policies."""

@@ -148,7 +148,7 @@ class WorkflowRun:
         answered = start + (1.0 - start) * ANSWERS_SHARE
         with progress_part(start, answered):
             lab = build_lab(quote(suite), self.hosts, run_key)
-        requested = evaluators or ["all"]
+        requested = evaluators or ["recommended"]
         selected, skipped = select(quote(lab), requested)
         share = (1.0 - answered) / max(1, len(selected))
         results = []

@@ -38,6 +38,9 @@ def executive_summary(interpretation: dict[str, Any]) -> dict[str, Any]:
         "decisions": overview["decisions"],
         "people": sorted({d["reviewer"] for d in overview["decisions"] if d["decided_by"] == "person"}),
         "risks": _risks(interpretation),
+        "uninformative": [
+            f"{line['text']} ({line['note']})" for line in interpretation.get("headline", []) if line.get("note")
+        ],
         "validity": _validity(mrm["validity"]),
     }
 
@@ -60,7 +63,7 @@ def _risks(interpretation: dict[str, Any]) -> list[dict[str, str]]:
     risks = [
         {"text": line["text"], "where": f"#leaderboard-{line['evaluator']}"}
         for line in interpretation.get("headline", [])
-        if line["failing"]
+        if line["failing"] and line.get("informative", True)
     ][:TOP_RISKS]
     mrm = interpretation["mrm"]
     weakest = next((m["weakest"][0] for m in mrm["weaknesses"].get("metrics", []) if m.get("weakest")), None)

@@ -9,6 +9,14 @@ from typing import Any
 from assay.artifacts.report.page import format_number
 
 _WORD = re.compile(r"[a-z]+")
+UNINFORMATIVE_SHARE = 0.95
+"""A metric giving the same verdict on more than this share of its scored rows says nothing about which answers
+are good on this suite (a reference n-gram metric against generated expected answers fails nearly all): it is
+reported as not informative, never as a top risk."""
+
+
+def informative(failing: int, scored: int) -> bool:
+    return scored > 0 and max(failing, scored - failing) / scored <= UNINFORMATIVE_SHARE
 
 
 def primary_metric_headline(evaluators: list[dict[str, Any]], cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -28,6 +36,9 @@ def primary_metric_headline(evaluators: list[dict[str, Any]], cases: list[dict[s
         ]
         failing = verdicts.count("fail")
         scored = sum(verdict in ("pass", "fail") for verdict in verdicts)
+        telling = informative(failing, scored)
+        same = "fails" if failing * 2 > scored else "passes"
+        share = max(failing, scored - failing) / scored if scored else 0.0
         lines.append(
             {
                 "evaluator": evaluator["id"],
@@ -39,10 +50,17 @@ def primary_metric_headline(evaluators: list[dict[str, Any]], cases: list[dict[s
                 "scored": scored,
                 "unscored": verdicts.count("unscored"),
                 "text": headline_text(_named(evaluator, metric), failing, scored),
+                "informative": telling,
+                "note": "" if telling or not scored else f"not informative on this suite: {same} {share:.0%} of rows",
             }
         )
-    lines.sort(key=lambda line: (-(line["failing"] / line["scored"]) if line["scored"] else 1.0, line["evaluator"]))
+    lines.sort(key=_worst_informative_first)
     return lines
+
+
+def _worst_informative_first(line: dict[str, Any]) -> tuple[bool, float, str]:
+    failing_share = line["failing"] / line["scored"] if line["scored"] else -1.0
+    return (not line["informative"], -failing_share, line["evaluator"])
 
 
 def headline_text(metric: dict[str, Any], failing: int, scored: int) -> str:

@@ -95,11 +95,12 @@ def coerce(evaluator_id: str, name: str, value: Any, where: str, *, from_text: b
 
 def _check_evaluator(evaluator_id: str, requested: Sequence[str], where: str) -> None:
     from assay.evaluators import evaluator_ids
+    from assay.evaluators.selection import selection_keyword
 
     known = evaluator_ids()
     if evaluator_id not in known:
         raise ValueError(f"{where}: unknown evaluator {evaluator_id!r}; known evaluators: {', '.join(known)}")
-    if list(requested) != ["all"] and evaluator_id not in requested:
+    if selection_keyword(list(requested)) is None and evaluator_id not in requested:
         raise ValueError(
             f"{where}: evaluator {evaluator_id!r} is not selected in --evaluators ({', '.join(requested)}); "
             "add it there or remove its parameters"

@@ -30,7 +30,11 @@ def run(
     ] = None,
     evaluator: Annotated[
         list[str] | None,
-        typer.Option("--evaluator", help="Evaluator of step 4; repeatable. Default: every non-LLM one that applies."),
+        typer.Option(
+            "--evaluator",
+            help="Evaluator of step 4; repeatable; 'all' for every one that applies. Default: 'recommended', the "
+            "offline checks that mean something on any suite (no reference n-gram or edit metric).",
+        ),
     ] = None,
     interactive: Annotated[
         bool,
