@@ -14,11 +14,14 @@ def _evaluator(evaluator_id: str, name: str) -> dict[str, Any]:
 
 def _cases(verdicts: dict[str, list[str]]) -> list[dict[str, Any]]:
     rows = max(map(len, verdicts.values()))
-    return [
-        {"evaluations": [{"evaluator": evaluator, "metrics": [{"key": "score", "verdict": found[row]}]}
-                         for evaluator, found in verdicts.items() if row < len(found)]}  # fmt: skip
-        for row in range(rows)
-    ]
+    def evaluations(row: int) -> list[dict[str, Any]]:
+        return [
+            {"evaluator": evaluator, "metrics": [{"key": "score", "verdict": found[row]}]}
+            for evaluator, found in verdicts.items()
+            if row < len(found)
+        ]
+
+    return [{"evaluations": evaluations(row)} for row in range(rows)]
 
 
 def test_a_metric_failing_nearly_every_row_is_not_a_top_risk_but_is_still_named() -> None:
