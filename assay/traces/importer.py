@@ -5,16 +5,23 @@ Each trace whose root span is in the files becomes one test case answered by the
 session (``session.id``) become a conversation: a request's case carries the requests and answers before it
 as turns, taken from every trace read (before the window and the sample), so a sampled later turn keeps its
 context.
+
+Memory does not grow with the export: spans wait on disk until every file is read (`assay.traces.spill`), then
+each trace is mapped on its own and kept there too, and only a summary of each (id, start, route, service,
+model, session) stays in memory to draw the sample from; the cases drawn, and the earlier requests of their
+sessions, are read back to build the rows. A trace over ``max_trace_spans`` spans or ``max_trace_bytes`` is
+left out, with the limit as its reason, without being read back.
 """
 
+import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from assay.formats.errors import FormatError
-from assay.models import ConversationTurn, ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow, ToolCall
+from assay.models import ConversationTurn, ModelHost, TestLab
 from assay.models.hosts import TRACES_HOST_TYPE
 from assay.traces.mapping import MappedTrace, map_trace, mapped_attributes
 from assay.traces.mlflow import read_mlflow
@@ -22,12 +29,14 @@ from assay.traces.openinference import read_openinference
 from assay.traces.otlp import read_otlp
 from assay.traces.privacy import Masker
 from assay.traces.report import LeftOut, SpanCount, Stratum, TraceImportReport
+from assay.traces.rows import DEFAULT_SERVICE, lab_row, masked_report, unique_keys
 from assay.traces.sampling import SampleSize, StratumKey, in_window, stratified_sample
 from assay.traces.spans import Span
+from assay.traces.spill import SpanSpill, span_spill
 
-DEFAULT_SERVICE = "production"
-"""The model key of spans whose resource names no ``service.name``."""
 TRACE_SUFFIXES = (".json", ".jsonl")
+NO_ROOT = "root span missing from the files (an incomplete export)"
+NO_QUESTION = "no question found (no input.value on the root, no user message to an LLM)"
 
 Reader = Callable[[Path], Iterator[Span]]
 READERS: dict[str, Reader] = {"otlp-json": read_otlp, "openinference": read_openinference, "mlflow": read_mlflow}
@@ -44,6 +53,29 @@ class ImportOptions:
     until: datetime | None = None
     stratify_by: StratumKey = "route"
     mask_pii: bool = True
+    max_trace_spans: int = 100_000
+    """A trace with more spans is left out: mapping holds one trace's spans in memory at once."""
+    max_trace_bytes: int = 256 * 2**20
+    """A trace whose spans (as kept: the attributes a case can be built from) take more is left out."""
+
+
+@dataclass(frozen=True, slots=True)
+class TraceSummary:
+    """What the window, the sample and the sessions need of a mapped trace, kept in memory for every one."""
+
+    trace_id: str
+    started_at: datetime
+    route: str
+    service: str
+    model_name: str | None
+    session_id: str | None
+
+    @classmethod
+    def of(cls, trace: MappedTrace) -> "TraceSummary":
+        """Routes, services and models repeat across traces: interned, each is held once."""
+        return cls(trace_id=trace.trace_id, started_at=trace.started_at, route=sys.intern(trace.route),
+                   service=sys.intern(trace.service), model_name=_interned(trace.model_name),
+                   session_id=trace.session_id)  # fmt: skip
 
 
 def trace_files(sources: Sequence[Path]) -> list[Path]:
@@ -74,24 +106,22 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
         stratified_by=options.stratify_by if options.sample else None,
         pii_masked=options.mask_pii,
     )
-    mapped = _map(_read(files, READERS[options.format], report), report)  # the spans go once mapped
-    history = _conversations(mapped, report)
-    outside = LeftOut(reason="started outside --since/--until")
-    in_range = []
-    for trace in mapped:
-        if in_window(trace.started_at, options.since, options.until):
-            in_range.append(trace)
-        else:
-            outside.add(trace.trace_id)
-    _note(report, outside)
-    chosen = _sample(in_range, options, report)
-    masker = Masker(pii=options.mask_pii)
-    rows = _unique_keys([_row(trace, history.get(trace.trace_id, []), options.format, masker) for trace in chosen])
+    duplicates = LeftOut(reason="span read twice (same trace and span id): the later copy is ignored")
+    with span_spill(lambda trace_id, span_id: duplicates.add(f"{trace_id}/{span_id}")) as spill:
+        _read(files, READERS[options.format], spill, report)
+        _note(report, duplicates)
+        summaries = _map(spill, options, report)
+        chosen = _sample(_in_window(summaries, options, report), options, report)
+        history = _conversations(summaries, chosen, spill, report)
+        masker = Masker(pii=options.mask_pii)
+        rows = [lab_row(trace, history.get(trace.trace_id, []), options.format, masker)
+                for trace in spill.mapped([trace.trace_id for trace in chosen])]  # fmt: skip
+    rows = unique_keys(rows)
     report.cases = len(rows)
     report.cases_with_error = sum(1 for row in rows if row.error)
     services = sorted({row.model_key for row in rows})
     name = masker.text(options.name or (f"traces-{Path(files[0]).stem}" if files else "traces")) or "traces"
-    report = _masked_report(report, masker)
+    report = masked_report(report, masker)
     lab = TestLab(
         name=name,
         description=f"{len(rows)} production requests imported from {len(files)} {options.format} trace file(s).",
@@ -101,81 +131,119 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
     return lab, report
 
 
-def _read(files: Sequence[Path], reader: Reader, report: TraceImportReport) -> dict[str, list[Span]]:
-    traces: dict[str, list[Span]] = defaultdict(list)
-    seen: set[tuple[str, str]] = set()
-    kinds: Counter[str] = Counter()
-    duplicates = LeftOut(reason="span read twice (same trace and span id): the later copy is ignored")
+def _read(files: Sequence[Path], reader: Reader, spill: SpanSpill, report: TraceImportReport) -> None:
+    """Every span into the spill, with only the attributes a case can be built from."""
     for path in files:
         for span in reader(path):
             report.spans += 1
-            key = (span.trace_id, span.span_id)
-            if key in seen:
-                duplicates.add(f"{span.trace_id}/{span.span_id}")
-                continue
-            seen.add(key)
             span.attributes = mapped_attributes(span)
-            kinds[span.kind or "unknown"] += 1
-            traces[span.trace_id].append(span)
-    report.spans_by_kind = dict(sorted(kinds.items()))
-    report.traces = len(traces)
-    _note(report, duplicates)
-    return traces
+            spill.add(span)
+    report.traces = spill.trace_count()
+    report.spans_by_kind = dict(sorted(spill.kinds.items()))
 
 
-def _map(traces: dict[str, list[Span]], report: TraceImportReport) -> list[MappedTrace]:
-    no_root = LeftOut(reason="root span missing from the files (an incomplete export)")
-    several = LeftOut(reason="more than one root span")
-    no_question = LeftOut(reason="no question found (no input.value on the root, no user message to an LLM)")
+@dataclass
+class _Unmappable:
+    """Why traces read did not map to a case, in the order the report lists them."""
+
+    too_many: LeftOut
+    too_large: LeftOut
+    no_root: LeftOut = field(default_factory=lambda: LeftOut(reason=NO_ROOT))
+    several: LeftOut = field(default_factory=lambda: LeftOut(reason="more than one root span"))
+    no_question: LeftOut = field(default_factory=lambda: LeftOut(reason=NO_QUESTION))
+
+
+def _map(spill: SpanSpill, options: ImportOptions, report: TraceImportReport) -> list[TraceSummary]:
+    """Each trace mapped as it comes out of the spill (a trace over the limits is left out unread) and kept
+    there; what stays in memory is its summary, the mapped traces in start order."""
+    reasons = _Unmappable(
+        too_many=LeftOut(reason=f"more than {options.max_trace_spans} spans (--max-trace-spans)"),
+        too_large=LeftOut(reason=f"more than {options.max_trace_bytes / 2**20:g} MiB of spans (--max-trace-mb)"),
+    )
     unmapped: Counter[tuple[str, str]] = Counter()
-    mapped: list[MappedTrace] = []
-    for trace_id, spans in traces.items():
-        ids = {span.span_id for span in spans}
-        report.orphan_spans += sum(1 for span in spans if span.parent_id and span.parent_id not in ids)
-        roots = [span for span in spans if not span.parent_id]
-        if not roots:
-            no_root.add(trace_id)
-            continue
-        if len(roots) > 1:
-            several.add(trace_id)
-            continue
-        trace = map_trace(roots[0], spans)
-        if trace.question is None:
-            no_question.add(trace_id)
-            continue
-        unmapped.update(trace.unmapped)
-        mapped.append(trace)
-    for reason in (no_root, several, no_question):
+    summaries: list[TraceSummary] = []
+    for spilled in spill.traces():
+        if spilled.spans > options.max_trace_spans:
+            reasons.too_many.add(spilled.trace_id)
+        elif spilled.size > options.max_trace_bytes:
+            reasons.too_large.add(spilled.trace_id)
+        elif trace := _mapped(spilled.trace_id, spill.spans_of(spilled.trace_id), reasons, report):
+            unmapped.update(trace.unmapped)
+            spill.keep(trace)
+            summaries.append(TraceSummary.of(trace))
+    for reason in vars(reasons).values():
         _note(report, reason)
     report.unmapped_spans = [
         SpanCount(kind=kind, name=name, count=count) for (kind, name), count in sorted(unmapped.items())
     ]
-    return sorted(mapped, key=lambda trace: (trace.started_at, trace.trace_id))
+    return sorted(summaries, key=lambda trace: (trace.started_at, trace.trace_id))
 
 
-def _conversations(mapped: list[MappedTrace], report: TraceImportReport) -> dict[str, list[ConversationTurn]]:
-    """Per trace id, the turns of its session before it (``mapped`` is in start order)."""
-    sessions: dict[str, list[MappedTrace]] = defaultdict(list)
-    for trace in mapped:
+def _mapped(trace_id: str, spans: list[Span], reasons: _Unmappable, report: TraceImportReport) -> MappedTrace | None:
+    ids = {span.span_id for span in spans}
+    report.orphan_spans += sum(1 for span in spans if span.parent_id and span.parent_id not in ids)
+    roots = [span for span in spans if not span.parent_id]
+    if not roots:
+        reasons.no_root.add(trace_id)
+        return None
+    if len(roots) > 1:
+        reasons.several.add(trace_id)
+        return None
+    trace = map_trace(roots[0], spans)
+    if trace.question is None:
+        reasons.no_question.add(trace_id)
+        return None
+    return trace
+
+
+def _in_window(traces: list[TraceSummary], options: ImportOptions, report: TraceImportReport) -> list[TraceSummary]:
+    outside = LeftOut(reason="started outside --since/--until")
+    in_range = []
+    for trace in traces:
+        if in_window(trace.started_at, options.since, options.until):
+            in_range.append(trace)
+        else:
+            outside.add(trace.trace_id)
+    _note(report, outside)
+    return in_range
+
+
+def _conversations(
+    traces: list[TraceSummary], chosen: list[TraceSummary], spill: SpanSpill, report: TraceImportReport
+) -> dict[str, list[ConversationTurn]]:
+    """Per chosen trace id, the turns of its session before it, from every trace mapped (``traces`` is in start
+    order); only the sessions of chosen traces are read back from the spill, up to the last chosen request."""
+    sessions: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for trace in traces:
         if trace.session_id:
-            sessions[(trace.service, trace.session_id)].append(trace)
+            sessions[(trace.service, trace.session_id)].append(trace.trace_id)
+    report.sessions = sum(1 for requests in sessions.values() if len(requests) > 1)
+    wanted = {trace.trace_id for trace in chosen}
     history: dict[str, list[ConversationTurn]] = {}
     for requests in sessions.values():
-        turns: list[ConversationTurn] = []
-        for trace in requests:
-            history[trace.trace_id] = list(turns)
-            turns.append(ConversationTurn(role="user", content=trace.question or ""))
-            if trace.answer is not None:
-                passages = [chunk.text for chunk in trace.documents]
-                turns.append(ConversationTurn(role="assistant", content=trace.answer, context=passages))
-    report.sessions = sum(1 for requests in sessions.values() if len(requests) > 1)
+        last = max((index for index, trace_id in enumerate(requests) if trace_id in wanted), default=0)
+        if last:  # the first request of a session has no turns before it
+            history |= _turns_before(spill.mapped(requests[: last + 1]), wanted)
     return history
 
 
-def _sample(traces: list[MappedTrace], options: ImportOptions, report: TraceImportReport) -> list[MappedTrace]:
+def _turns_before(requests: Iterable[MappedTrace], wanted: set[str]) -> dict[str, list[ConversationTurn]]:
+    history: dict[str, list[ConversationTurn]] = {}
+    turns: list[ConversationTurn] = []
+    for trace in requests:
+        if trace.trace_id in wanted:
+            history[trace.trace_id] = list(turns)
+        turns.append(ConversationTurn(role="user", content=trace.question or ""))
+        if trace.answer is not None:
+            passages = [chunk.text for chunk in trace.documents]
+            turns.append(ConversationTurn(role="assistant", content=trace.answer, context=passages))
+    return history
+
+
+def _sample(traces: list[TraceSummary], options: ImportOptions, report: TraceImportReport) -> list[TraceSummary]:
     if options.sample is None:
         return traces
-    stratum: Callable[[MappedTrace], str] = {
+    stratum: Callable[[TraceSummary], str] = {
         "route": lambda trace: trace.route,
         "model": lambda trace: trace.model_name or "unknown model",
         "service": lambda trace: trace.service or DEFAULT_SERVICE,
@@ -192,73 +260,6 @@ def _sample(traces: list[MappedTrace], options: ImportOptions, report: TraceImpo
     return sample
 
 
-def _row(trace: MappedTrace, turns: list[ConversationTurn], format: str, masker: Masker) -> TestLabRow:
-    case = TestCase(
-        key=masker.text(trace.trace_id) or trace.trace_id,
-        prompt=masker.text(trace.question) or "",
-        turns=[_masked_turn(turn, masker) for turn in turns],
-        categories=[masker.text(trace.route) or ""] if trace.route else [],
-        generator=f"production traces ({format})",
-    )
-    return TestLabRow(
-        test_case=case,
-        model_key=masker.text(trace.service) or DEFAULT_SERVICE,
-        actual_output=masker.text(trace.answer),
-        context=[_masked_chunk(chunk, masker) for chunk in trace.documents],
-        actual_duration=trace.latency_s,
-        cost=trace.cost,
-        cost_source="reported" if trace.cost is not None else None,
-        input_tokens=trace.input_tokens,
-        output_tokens=trace.output_tokens,
-        tool_calls=[_masked_call(call, masker) for call in trace.tool_calls],
-        error=masker.text(trace.error),
-        model_name=masker.text(trace.model_name),
-    )
-
-
-def _unique_keys(rows: list[TestLabRow]) -> list[TestLabRow]:
-    """Trace ids are unique, but two that differ only inside what was masked would not be: the later one gets
-    a counter (stable, rows being in start order)."""
-    seen: Counter[str] = Counter()
-    unique = []
-    for row in rows:
-        key = row.test_case.key
-        seen[key] += 1
-        if seen[key] > 1:
-            case = row.test_case.model_copy(update={"key": f"{key} ({seen[key]})"})
-            row = row.model_copy(update={"test_case": case})
-        unique.append(row)
-    return unique
-
-
-def _masked_chunk(chunk: RetrievedChunk, masker: Masker) -> RetrievedChunk:
-    return chunk.model_copy(update={"text": masker.text(chunk.text) or "", "doc_uri": masker.text(chunk.doc_uri) or ""})
-
-
-def _masked_report(report: TraceImportReport, masker: Masker) -> TraceImportReport:
-    """The report with every text read from the traces masked (ids, span names, strata), as the rows were; its
-    counts of what was masked are the rows' (the report's copies are not counted again)."""
-    masked = dict(sorted(masker.counts.items()))
-    files, format = report.files, report.format
-    data = masker.data(report.model_dump(exclude={"files", "format", "masked", "window"}), count=False)
-    return TraceImportReport.model_validate({**data, "files": files, "format": format, "window": report.window,
-                                             "masked": masked})  # fmt: skip
-
-
-def _masked_turn(turn: ConversationTurn, masker: Masker) -> ConversationTurn:
-    return turn.model_copy(update={
-        "content": masker.text(turn.content) or "", "context": [masker.text(text) or "" for text in turn.context],
-    })  # fmt: skip
-
-
-def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
-    return call.model_copy(update={
-        "name": masker.text(call.name) or "", "span_id": masker.text(call.span_id),
-        "arguments": masker.data(call.arguments), "arguments_text": masker.text(call.arguments_text),
-        "output": masker.text(call.output), "error": masker.text(call.error),
-    })  # fmt: skip
-
-
 def _note(report: TraceImportReport, left_out: LeftOut) -> None:
     if left_out.count:
         report.left_out.append(left_out)
@@ -272,3 +273,7 @@ def _describe(size: SampleSize | None) -> str | None:
     if size is None:
         return None
     return str(size.count) if size.count is not None else f"{size.fraction:g}"
+
+
+def _interned(text: str | None) -> str | None:
+    return sys.intern(text) if text is not None else None

@@ -57,6 +57,18 @@ def import_(
             "passwords) are always masked.",
         ),
     ] = True,
+    max_trace_spans: Annotated[
+        int,
+        typer.Option(min=1, help="Leave out (and report) a trace of more spans: each trace is mapped in memory."),
+    ] = 100_000,
+    max_trace_mb: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Leave out (and report) a trace whose spans take more MiB once read (the attributes a case is "
+            "built from).",
+        ),
+    ] = 256,
 ) -> None:
     """Build a test lab from exported traces: each request (a trace's root span) becomes a test case with the
     answer, retrieved documents, latency, tokens, cost, model and tool calls it recorded; requests of one
@@ -80,6 +92,8 @@ def import_(
             until=_moment(until, "--until"),
             stratify_by=stratify_by,
             mask_pii=mask_pii,
+            max_trace_spans=max_trace_spans,
+            max_trace_bytes=max_trace_mb * 2**20,
         )
         report = import_to_file(sources, options, out)
     _print(report)
