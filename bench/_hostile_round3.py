@@ -8,9 +8,11 @@
     network policy       the cloud platform and IPv6 metadata addresses added to the defaults
     names and inputs     invisible names, [true] as a topic id, NaN ids, duplicate columns and model keys, ...
     secret disguises     reversed, dashed, hex, ROT13, full-width and HTML-entity copies; a repeated /check key
+    budgets and bounds   a 98 KB answer against a 2 s check budget; traces over the span and byte limits; an
+                         import killed (kill -9) while writing its report
 
-The guardrail's time budget (item 4) is measured by bench/guardrail.py; a kill while writing (item 7) by
-tests/test_atomic.py; trace-import memory (item 6) is not done yet.
+The guardrail's budget over HTTP (503 within budget + 1 s) is measured by bench/guardrail.py --large-kb 98, and
+trace-import memory on 2,000,000 spans by bench/trace_import_memory.py.
 """
 
 import json
@@ -311,6 +313,51 @@ def _disguises() -> Section:
     return section
 
 
+def _budgets(folder: Path) -> Section:
+    import subprocess
+    import time
+
+    from assay.budget import TimeBudgetExceeded
+    from assay.guardrail.checks import Guard
+    from assay.traces import ImportOptions, import_traces
+    from bench.guardrail import CONFIG, CONTEXT, large_answer
+    from tests.test_atomic import KILL_DURING_THE_REPORT, one_request
+    from tests.traces.test_trace_files import rag_trace
+    from tests.traces.test_trace_import_memory import long_trace
+
+    section = Section("budgets and bounds")
+    guard = Guard.from_path(CONFIG)
+    guard.warm_up()
+    started = time.perf_counter()
+    stopped, detail = _refused(lambda: guard.check("Rates?", large_answer(98, 7), CONTEXT, time_budget_s=2.0),
+                               TimeBudgetExceeded)  # fmt: skip
+    took = time.perf_counter() - started
+    section.check("98 KB answer, 2 s budget: stopped within 3 s", stopped and took <= 3.0, f"{detail} in {took:.2f} s")
+
+    source = write_jsonl(folder / "long.jsonl", [export(rag_trace(1, T0) + long_trace(2, 6) + rag_trace(3, T0 + 1))])
+    lab, report = import_traces([source], ImportOptions(max_trace_spans=5))
+    reasons = [left.reason for left in report.left_out]
+    section.check("trace over --max-trace-spans left out", len(lab.rows) == 2 and any("5 spans" in r for r in reasons),
+                  str(reasons))  # fmt: skip
+    big = write_jsonl(folder / "big.jsonl", [export(rag_trace(4, T0, question="x" * 2**20) + rag_trace(5, T0 + 1))])
+    lab, report = import_traces([big], ImportOptions(max_trace_bytes=2**20))
+    reasons = [left.reason for left in report.left_out]
+    section.check("trace over --max-trace-mb left out", len(lab.rows) == 1 and any("MiB" in r for r in reasons),
+                  str(reasons))  # fmt: skip
+
+    out = folder / "out" / "lab.json"
+    first = one_request(folder / "a.jsonl", 1, "Fee?", "5 EUR.")
+    subprocess.run([sys.executable, "-m", "assay.apps.cli.main", "traces", "import", str(first), "--out", str(out)],
+                   capture_output=True, timeout=300, check=True)  # fmt: skip
+    before = out.read_bytes(), out.with_name("lab.import.json").read_bytes()
+    second = one_request(folder / "b.jsonl", 2, "Limit?", "500.")
+    subprocess.run([sys.executable, "-c", KILL_DURING_THE_REPORT, "traces", "import", str(second), "--out", str(out)],
+                   capture_output=True, timeout=300)  # fmt: skip
+    after = out.read_bytes(), out.with_name("lab.import.json").read_bytes()
+    section.check("import killed while writing keeps the previous lab and report", after == before)
+    return section
+
+
 def sections() -> Iterator[Section]:
     with tempfile.TemporaryDirectory(prefix="assay-round3-") as work:
         base = Path(work)
@@ -323,6 +370,9 @@ def sections() -> Iterator[Section]:
         names.mkdir()
         yield _names_and_inputs(names)
         yield _disguises()
+        budgets = base / "budgets"
+        budgets.mkdir()
+        yield _budgets(budgets)
 
 
 if __name__ == "__main__":  # python bench/_hostile_round3.py: this round alone
