@@ -24,6 +24,7 @@ from typing import Any
 
 from assay.artifacts.report.run_documents import RunDocuments
 
+from assay.escaping import short_line
 from assay.models.evaluation import EvaluatorSpec, on_good_side
 from assay.models.gates import FAIL_ON_SEVERITIES, FailOn, Gate, GateReport, GateResult, SeverityGate
 from assay.models.thresholds import recorded_override
@@ -257,9 +258,19 @@ def _severity_gate(document: Any, fail_on: FailOn) -> SeverityGate:
     described = ", ".join(f"{counted[level]} {level}" for level in ("high", "medium", "low"))
     passed = matching == 0
     reason = f"{described} problems; --fail-on {fail_on} counts {'/'.join(levels)}: " + (
-        "none" if passed else f"{matching} breach"
+        "none" if passed else f"{matching} breach ({_named_problems(document, levels)})"
     )
     return SeverityGate(fail_on=fail_on, counted=counted, matching=matching, passed=passed, reason=reason)
+
+
+def _named_problems(document: dict[str, Any], levels: Sequence[str], shown: int = 3) -> str:
+    """The breaching problems in words, the most severe first, so a failed run's message says which."""
+    order = {"high": 0, "medium": 1, "low": 2}
+    found = sorted((p for p in document.get("problems", []) if p.get("severity", "low") in levels),
+                   key=lambda problem: order.get(problem.get("severity", "low"), 3))  # fmt: skip
+    named = [f"{problem.get('severity', 'low')}: {short_line(str(problem.get('description', '')), 160)}"
+             for problem in found[:shown]]  # fmt: skip
+    return "; ".join(named) + (f"; and {len(found) - shown} more" if len(found) > shown else "")
 
 
 def _not_evaluable(gate: Gate, evaluator_id: str | None, metric_key: str | None, reason: str) -> GateResult:

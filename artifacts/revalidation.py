@@ -12,7 +12,7 @@ from assay.artifacts.gates import check_gates
 from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.escaping import for_markdown_cell, for_markdown_text
-from assay.models.comparison import Comparison
+from assay.models.comparison import Comparison, MetricDelta
 from assay.models.gates import FailOn, Gate
 from assay.models.revalidation import BaselineApproval, RevalidationVerdict, Verdict
 
@@ -95,9 +95,15 @@ STATUS = {"pass": "**passed**", "fail": "**FAILED**", "not comparable": "**FAILE
 def _worst(comparison: Comparison, shown: int = 3) -> str:
     """The primary metrics that got worse, first few by size, so the run's state message names them."""
     worse = sorted((d for d in comparison.significantly_worse if d.is_primary), key=lambda d: -abs(d.delta or 0))
-    named = [f"{d.model_key} {d.evaluator}.{d.metric} {d.baseline_mean:.3g} -> {d.current_mean:.3g}"
+    named = [f"{d.model_key} {d.evaluator}.{d.metric} {d.baseline_mean:.3g} -> {d.current_mean:.3g}{_interval(d)}"
              for d in worse[:shown] if d.baseline_mean is not None and d.current_mean is not None]  # fmt: skip
     return f" ({'; '.join(named)}{'; ...' if len(worse) > shown else ''})" if named else ""
+
+
+def _interval(delta: MetricDelta) -> str:
+    if delta.ci_low is None or delta.ci_high is None:
+        return ""
+    return f" (delta {delta.delta:+.3g}, 95% interval [{delta.ci_low:+.3g}, {delta.ci_high:+.3g}])"
 
 
 def verdict_markdown(verdict: RevalidationVerdict, comparison: Comparison | None) -> str:

@@ -65,6 +65,8 @@ def test_fail_on_counts_problems_at_or_above_the_level(level: str, breached: boo
     report = check_gates(RUN, [], level)  # type: ignore[arg-type]
     assert report.breached is breached and report.severity is not None
     assert report.severity.matching == matching and report.severity.counted == {"high": 0, "medium": 1, "low": 1}
+    if breached:  # the message names the problems that breach, most severe first, not only their count
+        assert f"{matching} breach (medium: " in report.severity.reason, report.severity.reason
 
 
 def test_fail_on_without_problems_file_breaches() -> None:

@@ -44,6 +44,8 @@ def test_some_overlap_is_judged_on_its_merits() -> None:
     assert markdown.startswith("# Re-validation revalidation: **passed**")
     regressed, _, _ = _assess({**GOOD, "c0": 0.1, "c1": 0.1, "c2": 0.1})
     assert regressed.verdict == "fail" and regressed.reasons[0].startswith("regression against baseline run base")
+    # the state message names the metric, before -> after, with the interval of the change
+    assert " -> " in regressed.reasons[0] and "95% interval [" in regressed.reasons[0], regressed.reasons[0]
 
 
 def test_without_a_baseline_the_verdict_says_so_and_old_verdicts_load() -> None:
