@@ -32,6 +32,10 @@ def test_the_executive_summary_is_on_the_first_screen(tmp_path: Path) -> None:
             expect(element).to_be_in_viewport()
             box = element.bounding_box()
             assert box is not None and box["y"] + box["height"] <= SCREEN["height"], f"{part} is below the first screen"
+        whole = summary.bounding_box()
+        assert whole is not None and whole["y"] + whole["height"] <= SCREEN["height"], f"summary ends at {whole}"
+        overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert overflow <= 0, f"the page is {overflow} px wider than the screen"
         expect(summary.locator(".run-status")).to_have_text("completed")
         expect(summary.locator("tr[data-step='calibration']")).to_contain_text("Bo Chen via approvals-file")
         page.screenshot(path=str(browser.folder / "first-screen.png"))
