@@ -1,15 +1,18 @@
 """Reports in the Prefect UI: a run's HTML report rendered from its export, and the run's Artifacts tab
-linking it (where the file is, and the ``assay artifacts get`` command that fetches it from the store)."""
+summarising it (and saying where the file is, and the ``assay artifacts get`` command that fetches it)."""
 
+import json
 from pathlib import Path
+from typing import Any
 
 from assay.artifacts.publish import publish_documents
 from assay.artifacts.report.html import render_report
 from assay.artifacts.report.run_documents import read_folder
+from assay.artifacts.report.summary_markdown import report_summary_markdown
 from assay.tasks.control_room import prefect_key
 from assay.tasks.timing import library_time
 from prefect import task
-from prefect.artifacts import create_link_artifact, create_markdown_artifact
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from assay.config import load_settings
@@ -38,19 +41,22 @@ def render_run_report(out_dir: str, prefix: str, run_id: str, flow: str) -> str:
 
 @task(name="link-report", cache_policy=NO_CACHE, persist_result=False)
 def link_report(title: str, report_path: str, store_name: str, run_id: str) -> None:
-    """A link and a Markdown note in the run's Artifacts tab. Browsers do not open file:// links from a web
-    page, so the note also gives the path and the command that fetches the stored, verified copy."""
+    """The report's summary as a Markdown artifact in the run's Artifacts tab: the problems by severity, the
+    primary metrics that fail most, then where the HTML is and the command that fetches the stored, verified
+    copy. No link: a browser refuses a file:// link from the Prefect UI, and a dead link reads as a bug."""
     path = Path(report_path).resolve()
-    create_link_artifact(link=path.as_uri(), link_text=f"{title} (HTML)", key=prefect_key("report", title), _sync=True)
+    with library_time():
+        interpretation = _interpretation(path.with_name("interpretation.json"))
     create_markdown_artifact(
-        markdown=(
-            f"# {for_markdown_text(title)}\n\n"
-            f"- Run: `{for_markdown_text(run_id)}`\n"
-            f"- Report (self-contained HTML, opens offline): `{for_markdown_text(str(path))}`\n"
-            f"- From the artifact store, hash-checked: `assay artifacts get {for_markdown_text(store_name)} "
-            f"--out report.html`\n"
-        ),
+        markdown=report_summary_markdown(title, run_id, str(path), store_name, interpretation),
         key=prefect_key("report", title, "where"),
-        description=f"Where the HTML report of run {for_markdown_text(run_id)} is",
+        description=f"The report of run {for_markdown_text(run_id)}: its summary and where the HTML is",
         _sync=True,
     )
+
+
+def _interpretation(path: Path) -> dict[str, Any]:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # the summary is a courtesy: the note still says where the report is
+        return {}

@@ -84,7 +84,9 @@ def test_a_drifted_system_fails_against_the_approved_baseline(small_suite: Path)
     assert markdown.startswith(f"# Re-validation {NAME}: **FAILED**")
     assert "approved by Ana Lima" in markdown
     assert "newly fails" in markdown
-    assert "assay artifacts get evaluations/" in _artifact(f"report-evaluation-report-{NAME}-where")
+    where = _artifact(f"report-evaluation-report-{NAME}-where")
+    assert "assay artifacts get evaluations/" in where
+    assert "- Problems: 1 high" in where and "- Fails" in where and "file://" not in where  # a summary, no dead link
 
     DriftingHost.drifted = False  # a good system on a suite whose case keys changed: nothing to compare it with
     third = _run(_renamed(small_suite))
