@@ -120,6 +120,9 @@ class CalibrationValidity(DomainModel):
     source: str = Field(default="reviewer labels, MRM step 5", description="What the figures were measured on.")
 
 
+CalibrationOutcome = Literal["calibrated", "confirmed", "unsupported", "undecided"]
+
+
 class MetricCalibration(DomainModel):
     evaluator_id: str
     metric: str
@@ -138,6 +141,14 @@ class MetricCalibration(DomainModel):
     validity: CalibrationValidity | None = Field(
         default=None, description="Agreement with the reviewer's labels before and after; None without labels."
     )
+    outcome: CalibrationOutcome = Field(
+        default="undecided",
+        description="calibrated: the labels decide a new threshold; confirmed: every label agrees with the metric "
+        "(default kept); unsupported: the scores do not separate the labels (AUC interval includes 0.5; default "
+        "kept); undecided: too few labels, or one class only.",
+    )
+    auc: float | None = Field(default=None, description="ROC AUC of the scores against the labels.")
+    auc_interval: tuple[float, float] | None = Field(default=None, description="95% bootstrap interval of the AUC.")
 
 
 # Version 2 added each metric's ``validity``; version 1 documents still read, without it.

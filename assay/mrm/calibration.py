@@ -9,6 +9,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from sklearn.metrics import roc_auc_score
 
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult, MetricMeta
@@ -192,6 +193,21 @@ def _fit_metric(
         reason = ""
     if reason:
         return calibration.model_copy(update={"method": f"{reason}: default threshold kept"})
+    if before == 1.0:
+        return calibration.model_copy(
+            update={"outcome": "confirmed", "method": f"confirmed by {len(pairs)} labels: default threshold kept"}
+        )
+    weights = np.random.default_rng(seed).multinomial(len(pairs), np.full(len(pairs), 1 / len(pairs)), bootstrap)
+    auc, auc_interval = _auc(scores if metric.higher_is_better else -scores, human, weights)
+    calibration = calibration.model_copy(update={"auc": auc, "auc_interval": auc_interval})
+    if auc_interval[0] <= 0.5:
+        return calibration.model_copy(
+            update={
+                "outcome": "unsupported",
+                "method": f"labels do not support this metric (AUC {auc:.2f} [{auc_interval[0]:.2f}, "
+                f"{auc_interval[1]:.2f}], not above 0.5): default threshold kept",
+            }
+        )
     candidates = np.union1d(candidates, [default])
     point = float(_best_cuts(np.ones((1, len(pairs))), scores, human, candidates, metric, default)[0])
     after = _agreement(scores, human, point, metric.higher_is_better)
@@ -199,16 +215,17 @@ def _fit_metric(
     if after <= majority:
         return calibration.model_copy(
             update={
-                "method": f"scores do not predict the labels (best agreement {after:.2f} <= majority share "
-                f"{majority:.2f}): default threshold kept"
+                "outcome": "unsupported",
+                "method": f"labels do not support this metric (best agreement {after:.2f} <= majority share "
+                f"{majority:.2f}): default threshold kept",
             }
         )
-    weights = np.random.default_rng(seed).multinomial(len(pairs), np.full(len(pairs), 1 / len(pairs)), bootstrap)
     fitted = _best_cuts(weights, scores, human, candidates, metric, default)
     low, high = np.percentile(fitted, [2.5, 97.5]) if bootstrap else (point, point)
     interval = (min(float(low), point), max(float(high), point))
     return calibration.model_copy(
         update={
+            "outcome": "calibrated",
             "calibrated_threshold": point,
             "interval": interval,
             "agreement_after": after,
@@ -217,6 +234,18 @@ def _fit_metric(
             f"95% percentile interval of {bootstrap} bootstrap refits",
         }
     )
+
+
+def _auc(scores: np.ndarray, human: np.ndarray, weights: np.ndarray) -> tuple[float, tuple[float, float]]:
+    """ROC AUC of the (higher-is-pass) scores against the labels, with the 95% percentile interval over the
+    bootstrap resamples ``weights`` (a resample holding one class only has no AUC and is left out)."""
+    auc = float(roc_auc_score(human, scores))
+    both = [row for row in weights if human[row > 0].any() and not human[row > 0].all()]
+    resampled = [roc_auc_score(human, scores, sample_weight=row) for row in both]
+    if not resampled:
+        return auc, (auc, auc)
+    low, high = np.percentile(resampled, [2.5, 97.5])
+    return auc, (float(low), float(high))
 
 
 def _agreement(scores: np.ndarray, human: np.ndarray, threshold: float, higher_is_better: bool) -> float:

@@ -93,10 +93,34 @@ def test_lower_is_better_metrics_pass_below_the_threshold() -> None:
     assert (fit.agreement_before, fit.agreement_after) == (pytest.approx(5 / 6), 1.0)
 
 
-def test_a_default_the_reviewer_agrees_with_is_kept_exactly() -> None:
+def test_a_default_every_label_agrees_with_is_confirmed_not_calibrated() -> None:
     items, labels, evaluation = labelled([0.2, 0.5, 0.7, 0.8, 0.9, 0.95], [False, False, False, True, True, True])
+    calibration = fit_thresholds(items, labels, [evaluation])
+    (fit,) = calibration.metrics
+    assert (fit.outcome, fit.calibrated_threshold, fit.agreement_before, fit.agreement_after) == (
+        "confirmed", None, 1.0, 1.0
+    )  # fmt: skip
+    assert fit.method == "confirmed by 6 labels: default threshold kept"
+    assert calibration.threshold("sim", "score") == 0.75
+
+
+def test_labels_the_scores_do_not_separate_never_calibrate() -> None:
+    """AUC 0.5 against the labels: one label disagrees with the metric, but the scores say nothing about the
+    labels, so the threshold is not moved and the metric is 'unsupported'."""
+    scores = [0.1, 0.2, 0.3, 0.4, 0.6, 0.7, 0.8, 0.9]
+    verdicts = [True, False, False, True, True, False, False, True]
+    items, labels, evaluation = labelled(scores, verdicts, threshold=0.5)
     (fit,) = fit_thresholds(items, labels, [evaluation]).metrics
-    assert (fit.calibrated_threshold, fit.agreement_before, fit.agreement_after) == (0.75, 1.0, 1.0)
+    assert fit.auc == pytest.approx(0.5) and fit.auc_interval is not None and fit.auc_interval[0] < 0.5
+    assert (fit.outcome, fit.calibrated_threshold) == ("unsupported", None)
+    assert fit.method.startswith("labels do not support this metric (AUC 0.50")
+
+
+def test_labels_the_scores_separate_calibrate() -> None:
+    items, labels, evaluation = labelled([0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95], [False] * 3 + [True] * 5)
+    (fit,) = fit_thresholds(items, labels, [evaluation]).metrics
+    assert fit.outcome == "calibrated" and fit.calibrated_threshold == pytest.approx(0.55)
+    assert fit.auc == 1.0 and fit.auc_interval == (1.0, 1.0)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +128,7 @@ def test_a_default_the_reviewer_agrees_with_is_kept_exactly() -> None:
     [
         ([0.2, 0.3, 0.4, 0.6, 0.7, 0.8], [True] * 6, "one-class labels (all pass)"),
         ([0.2, 0.8, 0.9], [False, True, True], "too few labels (3 < 6)"),
-        ([0.2, 0.3, 0.4, 0.6, 0.7, 0.8], [True, True, True, False, False, False], "scores do not predict the labels"),
+        ([0.2, 0.3, 0.4, 0.6, 0.7, 0.8], [True, True, True, False, False, False], "labels do not support this metric"),
     ],
 )
 def test_the_default_is_kept_when_the_labels_cannot_move_it(
