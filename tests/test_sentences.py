@@ -152,6 +152,8 @@ def _corpus_texts() -> list[str]:
     for path in sorted((Path(__file__).parents[1] / "bench" / "data").glob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             item = json.loads(line)
+            if "answer" not in item:  # not a labelled set (the refit's recorded signals)
+                continue
             context = item["context"]
             texts += [item["answer"], item["question"], *(context if isinstance(context, list) else [context])]
     return [*texts, *TRICKY_LINES]

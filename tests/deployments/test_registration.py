@@ -162,7 +162,8 @@ def _wait_for_served(client: Any, serve: subprocess.Popen, log_path: Path, out_r
             except ObjectNotFound:
                 continue
             expected = None if name == "approve-baseline" else str(out_root / name / "{run_id}")
-            if deployment.parameters.get("out") == expected:
+            # serve's own registration: no work pool (the other test's `prefect deploy` registered one)
+            if deployment.parameters.get("out") == expected and deployment.work_pool_name is None:
                 served[name] = deployment
         if len(served) == len(SPECS):
             return served
