@@ -33,11 +33,26 @@ def production_revalidation_flow(
     fail_on: FailOn | None = "high",
     fail_on_regression: bool = True,
 ) -> dict[str, Any]:
-    """``traces``: the folder (or file) the trace exporter writes to; ``lookback_days``: only requests of the
-    last N days (empty: all); ``sample``: how many to evaluate (200, 0.1, 10%; empty: all), stratified by
-    ``stratify_by`` with ``seed``; ``mask_pii``: personal data replaced before the lab is stored; ``evaluators``:
-    default the offline reference-free ones; ``baseline``: a run id instead of the one approved with ``assay
-    baseline approve RUN --name NAME``; ``gates``, ``fail_on``, ``fail_on_regression``: as for re-validation."""
+    """Re-validate the production RAG from its exported traces against the approved baseline.
+
+    Args:
+        traces: The folder (or file, or s3:// URL) the trace exporter writes to.
+        format: The trace format: otlp-json (the OpenTelemetry Collector's file exporter), openinference or mlflow.
+        lookback_days: Only the requests of the last N days; empty for every request in the files.
+        sample: How many requests to evaluate: a count (200), a fraction (0.1) or a percentage (10%); empty for all.
+        seed: The seed of the sample: the same traces and seed give the same sample.
+        stratify_by: Keep each route's (or model's, or service's) share of the requests in the sample; none for a
+            plain random sample.
+        mask_pii: Replace personal data with placeholders before the lab is stored (credentials are always masked).
+        evaluators: Evaluator ids to score the requests with; empty for the offline reference-free defaults.
+        name: The re-validation's name: its baseline is the run approved under this name.
+        out: The export folder; {run_id} in it becomes the run id (default: <assay home>/exports/<run id>).
+        baseline: A run id to compare with instead of the baseline approved under this name.
+        gates: Gate expressions such as groundedness>=0.8 (a pass rate per model); a breached gate fails the run.
+        fail_on: Fail the run on a problem of this severity or worse (high, medium or any); empty: never.
+        fail_on_regression: Fail the run when a metric is significantly worse than in the baseline or a case newly
+            fails.
+    """
     evaluator_ids = evaluators or list(RUN_DEFAULTS.production_evaluators)
     checked = checked_gates(gates or [], evaluator_ids)
     imported = import_production_traces(name, traces, format, lookback_days, sample, seed, stratify_by, mask_pii)
