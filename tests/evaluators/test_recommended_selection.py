@@ -35,3 +35,13 @@ def test_every_recommended_evaluator_is_registered_and_named_ones_still_run() ->
     assert select_evaluators(_lab(expected=True, context=True), ["bleu"]) == (["bleu"], {})
     assert selection_keyword(["recommended"]) == "recommended" and selection_keyword(["all", "bleu"]) is None
     assert run_parameters(["recommended"], "json_schema") == {"check_cases_without_schema": False}
+
+
+def test_the_cli_reads_recommended_like_all_and_refuses_it_among_ids() -> None:
+    import pytest
+
+    from assay.apps.cli.inputs import evaluator_ids as parse_evaluators
+
+    assert parse_evaluators("recommended") == ["recommended"]
+    with pytest.raises(ValueError, match="--evaluators recommended cannot be combined"):
+        parse_evaluators("recommended,bleu")

@@ -32,11 +32,13 @@ def validated_gates(expressions: list[str], evaluator_ids: list[str]) -> "list[G
     from assay.artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
     from assay.evaluators import evaluator_class
     from assay.evaluators import evaluator_ids as registered_ids
+    from assay.evaluators.selection import RECOMMENDED, selection_keyword
 
     gates = parse_gates(expressions)
     if not gates:
         return gates
-    chosen = registered_ids() if list(evaluator_ids) == ["all"] else evaluator_ids
+    keyword = selection_keyword(list(evaluator_ids))
+    chosen = {"all": registered_ids(), "recommended": list(RECOMMENDED)}.get(keyword or "", evaluator_ids)
     catalogue = catalogue_from_specs(evaluator_class(e).full_spec() for e in chosen)
     try:
         validate_gates(gates, catalogue)

@@ -111,16 +111,18 @@ def judge_file(path: Path) -> dict[str, Any]:
 
 
 def evaluator_ids(text: str) -> list[str]:
-    """Comma-separated registered evaluator ids, or ``all`` alone."""
+    """Comma-separated registered evaluator ids, or ``all`` or ``recommended`` alone."""
     from assay.evaluators import evaluator_class
+    from assay.evaluators.selection import SELECTION_KEYWORDS
 
     ids = [part.strip() for part in text.split(",") if part.strip()]
     if not ids:
         raise ValueError("--evaluators needs at least one evaluator id")
-    if "all" in ids:
-        if ids != ["all"]:
-            raise ValueError("--evaluators all cannot be combined with evaluator ids")
-        return ids
+    for keyword in SELECTION_KEYWORDS:
+        if keyword in ids:
+            if ids != [keyword]:
+                raise ValueError(f"--evaluators {keyword} cannot be combined with evaluator ids")
+            return ids
     for evaluator_id in ids:
         evaluator_class(evaluator_id)
     return ids
