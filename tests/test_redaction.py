@@ -117,8 +117,11 @@ def test_derived_copies_of_a_secret_are_redacted() -> None:
         secret[:10] + "\n\t" + secret[10:],
         json.dumps("\u200b".join(secret))[1:-1],  # as a raw JSON body holds it: \\u200b between characters
     ]
+    copies += ["\u3000".join(secret[:14]), "\u00a0".join(secret), "\u2028".join(secret.upper())]  # wide spaces
     for copy in copies:
         assert redact(f"key {copy}: rejected") == f"key {marker}: rejected", repr(copy)
+        # Text with any non-ASCII character in it takes the other normalising path.
+        assert redact(f"£10 key {copy}: rejected") == f"£10 key {marker}: rejected", repr(copy)
     masked = f"shown as {secret[:11]}... and ...{secret[-4:]}"  # under 12 characters: too little to redact
     assert redact(masked) == masked
     assert redact(f"{secret}{secret[:14]}") == marker * 2
