@@ -79,4 +79,6 @@ def _detail(entry: ThresholdEntry) -> dict[str, Any]:
         "higher_is_better": entry.higher_is_better,
         "flag_when": "below" if entry.higher_is_better else "above",
         **({"calibration": entry.calibration} if entry.calibration else {}),
+        # which of calibrated / confirmed / unsupported / undecided / not_meaningful the labels made it
+        **({"calibration_outcome": entry.outcome} if entry.outcome else {}),
     }

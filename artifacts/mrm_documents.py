@@ -43,8 +43,10 @@ def mrm_documents(
     timing: dict[str, Any],
 ) -> dict[str, Any]:
     in_force = thresholds.in_force()
-    problems = find_problems(lab, results, in_force)
-    insights = find_insights(lab, results, in_force)
+    # A metric the reviewer marked not meaningful for this system leaves the verdict (its results stay published).
+    judged = [result for result in results if result.evaluator.id not in thresholds.left_out()]
+    problems = find_problems(lab, judged, in_force)
+    insights = find_insights(lab, judged, in_force)
     patch = build_corpus_patch(
         lab, calibration, robustness, run_id=summary.run_id, results=results, perturbed_labs=perturbed_labs
     )

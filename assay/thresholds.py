@@ -8,7 +8,7 @@ Nothing is called calibrated without a person: an unattended run keeps defaults 
 from collections.abc import Sequence
 
 from assay.models.evaluation import EvaluationResult
-from assay.models.mrm import Calibration
+from assay.models.mrm import NOT_MEANINGFUL, Calibration
 from assay.models.thresholds import (
     DEFAULT_SET_BY,
     NO_REVIEWER,
@@ -51,10 +51,17 @@ def threshold_book(
                         "source": "calibrated",
                         "set_by": f"calibrated on {item.labels} labels by {reviewer}{_changed(item.labels_changed)}",
                         "calibration": item.method,
+                        "outcome": item.outcome,
                     }
                 )
             elif item is not None:
-                entry = entry.model_copy(update={"calibration": f"labelled by {reviewer}: {item.method}"})
+                entry = entry.model_copy(
+                    update={
+                        "calibration": f"labelled by {reviewer}: {item.method}",
+                        "outcome": item.outcome,
+                        "in_verdict": item.outcome != NOT_MEANINGFUL,
+                    }
+                )
             elif metric.is_primary and in_run is not None:
                 entry = entry.model_copy(update={"calibration": NO_REVIEWER if not fitted else "not sampled"})
             entries.append(entry)

@@ -112,9 +112,10 @@ def calibration(
         items = steps.sample_review(quote(lab), quote(results), parameters.per_metric, seed)
         run.publish(Step.CALIBRATION, {"review_items.json": [item.model_dump(mode="json") for item in items]})
         run.show(Step.CALIBRATION, summaries.summarise_review_sample(items))
-        decision = review_calibration(items, run.review, min_labels=MIN_LABELS)
+        decision = review_calibration(items, run.review, min_labels=MIN_LABELS, per_form=parameters.answers_per_form)
         labels = person_labels(decision)
-        fitted = steps.calibrate(quote(items), quote(labels), quote(results), seed)
+        not_meaningful = list(decision.decision.get("not_meaningful") or []) if decision.decided_by == "person" else []
+        fitted = steps.calibrate(quote(items), quote(labels), quote(results), seed, not_meaningful)
         thresholds = steps.threshold_book(quote(results), quote(fitted), reviewer_of(decision))
         run.publish(
             Step.CALIBRATION,

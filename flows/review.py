@@ -14,8 +14,8 @@ from uuid import uuid4
 
 from assay.flows.review_forms import (
     ACCEPT,
+    CALIBRATION_PER_FORM,
     PER_FORM,
-    REVIEW_AND_MORE,
     REVIEWER_TITLE,
     SKIP,
     FormAnswer,
@@ -59,9 +59,12 @@ def review_cases(suite: TestSuite, validation: SuiteValidation, ctx: ReviewConte
     return _review(case_review(suite, validation, ctx.page_size), ctx, case_policy(validation))
 
 
-def review_calibration(items: list[ReviewItem], ctx: ReviewContext, *, min_labels: int = 6) -> Decision:
-    """The reviewer's pass/fail labels of sampled answers."""
-    return _review(calibration_review(items, min_labels, ctx.page_size), ctx, calibration_policy())
+def review_calibration(
+    items: list[ReviewItem], ctx: ReviewContext, *, min_labels: int = 6, per_form: int = CALIBRATION_PER_FORM
+) -> Decision:
+    """The reviewer's pass/fail labels of sampled answers, one metric at a time, and the metrics they mark not
+    meaningful for this system."""
+    return _review(calibration_review(items, min_labels, per_form), ctx, calibration_policy())
 
 
 def review_clusters(clusters: FailureClusters, ctx: ReviewContext) -> Decision:
@@ -78,15 +81,16 @@ def _review(review: StepReview, ctx: ReviewContext, policy: Policy) -> Decision:
         return _logged(decided)
     answered = ctx.store.pages(step)
     answers: list[FormAnswer] = []
-    for number in range(1, review.forms + 1):
-        shown = [item.item_id for item in review.shown(number)]
+    page: int | None = 1
+    while page is not None:  # the forms the person's answers lead to, each stored as the next in order
+        number = len(answers) + 1
+        shown = [item.item_id for item in review.shown(page)]
         saved = answered.get(number)
         if saved is None or saved.get("shown") != shown:
-            saved = _ask(review, number, ctx).to_json()
+            saved = _ask(review, page, ctx).to_json()
             ctx.store.save_page(step, number, saved)
         answers.append(FormAnswer.from_json(saved))
-        if answers[-1].how != REVIEW_AND_MORE:
-            break
+        page = review.next_page(page, answers[-1].how)
     decision = review.decision(review.values_for_all(answers))
     check_decision(step, decision, offered)
     record = ReviewRecord(

@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from prefect.input import RunInput
@@ -38,9 +39,15 @@ REFUSED = "NOT ACCEPTED, please correct: "  # opens a re-opened form's first fie
 BULK_TITLE = "How do you decide?"
 REVIEW = "review the items below"
 REVIEW_AND_MORE = "review the items below, then show me more"
+NEXT_GROUP = "review the items below, then the next metric"
 ACCEPT = "accept every proposal as shown"
 SKIP = "skip"
+MEANINGFUL = "meaningful: label its answers"
+NOT_MEANINGFUL = "not meaningful for this system"
 PER_FORM = 25
+CALIBRATION_PER_FORM = 8
+"""Answers per calibration form, all of one metric: above the label floor, so one form can calibrate it."""
+CONTEXT_CHARS = 400
 ANSWER_CHARS = 300
 EXCERPT_CHARS = 300
 PAGE_TITLES = {
@@ -62,6 +69,8 @@ class ItemField:
     proposal: str  # the field's starting value: what the step proposes
     unshown: str  # what the item is decided as when the person never sees it
     name: str = ""  # the item in words, for the record: 'topic 17 "disputes"', 'case gen-3 ("How do I...?")'
+    group: str = ""  # items of one group (a calibrated metric) share forms; '' for steps without groups
+    group_name: str = ""  # the group in words ('groundedness (Groundedness)')
 
 
 @dataclass(frozen=True)
@@ -84,7 +93,10 @@ class FormAnswer:
 @dataclass(frozen=True)
 class StepReview:
     """What one step asks a person: its items in the order they are worth a look, shown ``per_form`` at a
-    time; the first form is the review unless the person asks for more."""
+    time; the first form is the review unless the person asks for more. Items with a ``group`` (calibration:
+    one metric) are paged group by group, each group's forms holding only its items: "show me more" continues
+    the group, "the next metric" goes on to the next group's first form. Forms are numbered as pages, in
+    that order; which pages a person sees depends on their answers (``next_page``)."""
 
     step: str
     heading: str  # what the step asks, one sentence
@@ -106,33 +118,86 @@ class StepReview:
 
     @property
     def forms(self) -> int:
+        return len(self._pages)
+
+    @cached_property
+    def _pages(self) -> tuple[tuple[int, int], ...]:
+        """Each form's items as an index range of ``items``: ``per_form`` at a time, never across a group; a
+        group's marker (its first item, whose id is the group) rides with the group's first form."""
         size = max(1, self.per_form)
-        return max(1, (len(self.items) + size - 1) // size)
+        pages: list[tuple[int, int]] = []
+        start = 0
+        while start < len(self.items):
+            group = self.items[start].group
+            end = start
+            while end < len(self.items) and self.items[end].group == group:
+                end += 1
+            first = start + 1 if group and self.items[start].item_id == group else start
+            pages += [(start if at == first else at, min(at + size, end)) for at in range(first, end, size)]
+            if first == end:  # a marker without answers
+                pages.append((start, end))
+            start = end
+        return tuple(pages) or ((0, 0),)
 
     def _first(self, number: int) -> int:
-        """The index in ``items`` of form ``number``'s first item."""
-        return (number - 1) * max(1, self.per_form)
+        """The index in ``items`` of form ``number``'s first item (past the end after the last form)."""
+        return self._pages[number - 1][0] if number <= self.forms else len(self.items)
 
     def shown(self, number: int) -> tuple[ItemField, ...]:
         """The items of form ``number`` (1-based)."""
-        return self.items[self._first(number) : self._first(number + 1)]
+        start, end = self._pages[number - 1]
+        return self.items[start:end]
+
+    def next_page(self, number: int, how: str) -> int | None:
+        """The form after form ``number`` answered with ``how``: the next of the same group (more), the next
+        group's first (the next metric), or None (done)."""
+        if how == REVIEW_AND_MORE and self._more_left(number):
+            return number + 1
+        if how == NEXT_GROUP:
+            return self._next_group(number)
+        return None
+
+    def _next_group(self, number: int) -> int | None:
+        group = self.shown(number)[0].group if self.shown(number) else ""
+        if not group:
+            return None
+        later = [page for page in range(number + 1, self.forms + 1) if self.shown(page)[0].group != group]
+        return later[0] if later else None
 
     def rest(self, number: int) -> str:
         """What the proposals decide for the items no form up to ``number`` shows, in counts."""
+        if self.step == Step.CALIBRATION:
+            return self._rest_of_calibration(number)
         left = self.items[self._first(number + 1) :]
         if not left:
             return f"Every one of the {len(self.items)} {self.rest_word} is in the forms so far."
-        if self.step == Step.CALIBRATION:
-            return (
-                f"{len(left)} more sampled {self.rest_word} are not shown: they stay unlabelled unless you choose "
-                f"'{REVIEW_AND_MORE}'."
-            )
         if self.step == Step.FAILURE_CLUSTERING:
             return f"{len(left)} more {self.rest_word} are not shown: they keep their proposed keyword names."
         counts = Counter(item.unshown for item in left)
         decided = ", ".join(f"{verb} {count}" for verb, count in sorted(counts.items()))
         more = f"; choose '{REVIEW_AND_MORE}' to see them" if self.can_ask_for_more else ""
         return f"{len(left)} more {self.rest_word} are not shown: the proposals {decided} of them{more}."
+
+    def _rest_of_calibration(self, number: int) -> str:
+        """This metric's answers not shown yet, and the metrics after it."""
+        shown = self.shown(number)
+        group = shown[0].group if shown else ""
+        end = self._pages[number - 1][1]
+        more = sum(1 for item in self.items[end:] if item.group == group)
+        later = list(dict.fromkeys(item.group_name for item in self.items[end:] if item.group != group))
+        parts = [
+            f"{more} more sampled {self.rest_word} of this metric: choose '{REVIEW_AND_MORE}' to label them."
+            if more
+            else f"Every sampled {self.rest_word.rstrip('s')} of this metric is on the forms so far."
+        ]
+        if later:
+            parts.append(
+                f"Next metric: {later[0]}" + (f", then {len(later) - 1} more" if len(later) > 1 else "")
+                + f" (choose '{NEXT_GROUP}'); a metric you do not label keeps its default threshold."
+            )  # fmt: skip
+        else:
+            parts.append("This is the last sampled metric.")
+        return " ".join(parts)
 
     def names(self, number: int) -> dict[str, str]:
         """Field name -> the item id it stands for (kept server-side)."""
@@ -144,7 +209,9 @@ class StepReview:
         person's last answer when the form is shown again), the reviewer's name. A refused answer's reasons
         open the first field's description and the page's Markdown."""
         values = values or {}
-        choices = (REVIEW, REVIEW_AND_MORE, ACCEPT) if self._more_left(number) else (REVIEW, ACCEPT)
+        more = (REVIEW_AND_MORE,) if self._more_left(number) else ()
+        next_group = (NEXT_GROUP,) if self._next_group(number) is not None else ()
+        choices = (REVIEW, *more, *next_group, ACCEPT)
         last_how = values.get("how", REVIEW)
         definitions: dict[str, Any] = {
             "how": (
@@ -218,7 +285,8 @@ class StepReview:
                 for verdict, key in (("pass", "passed_item_ids"), ("fail", "failed_item_ids"))
                 for item in decision.get(key) or []
             ]
-            return labels or ["no answer labelled"]
+            marked = [f"{name(metric)} marked {NOT_MEANINGFUL}" for metric in decision.get("not_meaningful") or []]
+            return marked + labels or ["no answer labelled"]
         kept = set(decision.get("kept_proposed") or [])
         return [
             f'{name(item)} named "{_one_line(value)}"' + (" (the proposal, kept)" if item in kept else "")
@@ -249,9 +317,15 @@ class StepReview:
         if self.step == Step.TEST_VALIDATION:
             return {"excluded_case_keys": [item for item, value in values.items() if value == "exclude"]}
         if self.step == Step.CALIBRATION:
+            # A metric marked not meaningful gives no labels: its answers were judged by a metric the reviewer
+            # says does not apply.
+            dropped = {item for item, value in values.items() if value == NOT_MEANINGFUL}
+            group = {item.item_id: item.group for item in self.items}
+            labels = {item: value for item, value in values.items() if group.get(item) not in dropped}
             return {
-                "passed_item_ids": [item for item, value in values.items() if value == "pass"],
-                "failed_item_ids": [item for item, value in values.items() if value == "fail"],
+                "passed_item_ids": [item for item, value in labels.items() if value == "pass"],
+                "failed_item_ids": [item for item, value in labels.items() if value == "fail"],
+                "not_meaningful": sorted(dropped),
             }
         proposals = self.proposals
         names = {item: _one_line(value) for item, value in values.items()}
@@ -259,23 +333,44 @@ class StepReview:
         return {"names": names, "kept_proposed": kept}
 
     def _more_left(self, number: int) -> bool:
-        return self.can_ask_for_more and number < self.forms
+        """Whether "show me more" has a form to show: the next page, in the same group."""
+        if not self.can_ask_for_more or number >= self.forms:
+            return False
+        return self.shown(number + 1)[0].group == self.shown(number)[0].group
 
     def _bulk_help(self, number: int, error: str) -> str:
         problems = [for_field_description(line) for line in _problems(error)]
         refused = [REFUSED + " / ".join(problems)] if problems else []
-        shown = self.shown(number)
-        start = self._first(number) + 1
         parts = [
             *refused,
-            f"{self.heading} Form {number}: {self.rest_word} {start}-{start + len(shown) - 1} of {len(self.items)}, "
-            "the most informative first.",
+            f"{self.heading} {self._position(number)}",
             self.rest(number),
             "Every item below starts at its proposal (so the UI marks it Optional): leave it to agree, change it "
             "where you disagree.",
             f"'{ACCEPT}' takes every proposal below as it stands (recorded as accepted, not as reviewed).",
         ]
+        if self.step == Step.CALIBRATION:
+            parts.append(f"'{REVIEW}' ends the calibration with this form.")
         return "\n\n".join(parts)
+
+    def _position(self, number: int) -> str:
+        """Where form ``number`` stands: 'Form 2: cases 26-50 of 70, the most informative first.', or for a
+        group 'Form 2: groundedness (Groundedness), answers 9-16 of its 20, nearest the threshold first.'"""
+        shown = self.shown(number)
+        if shown and shown[0].group:
+            group = shown[0].group
+            answers = [item for item in self.items if item.group == group and item.item_id != group]
+            mine = [item for item in shown if item.item_id != group]
+            start = answers.index(mine[0]) + 1 if mine else 0
+            return (
+                f"Form {number}: {shown[0].group_name}, {self.rest_word} {start}-{start + len(mine) - 1} of its "
+                f"{len(answers)}, nearest the threshold first."
+            )
+        start = self._first(number) + 1
+        return (
+            f"Form {number}: {self.rest_word} {start}-{start + len(shown) - 1} of {len(self.items)}, the most "
+            "informative first."
+        )
 
     def _page_markdown(self, number: int, error: str) -> str:
         problems = [for_markdown_text(line) for line in _problems(error)]
@@ -351,35 +446,96 @@ def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = P
     return StepReview(Step.TEST_VALIDATION, heading, fields, per_form, "cases")
 
 
-def calibration_review(items: Sequence[ReviewItem], min_labels: int, per_form: int = PER_FORM) -> StepReview:
-    """Answers nearest their metric's threshold first, taken in turn from each metric; each field starts at the
-    metric's verdict, so a label records whether the person confirmed or changed it."""
+def calibration_review(
+    items: Sequence[ReviewItem], min_labels: int, per_form: int = CALIBRATION_PER_FORM
+) -> StepReview:
+    """One metric at a time, in the sample's order (most decision-relevant first): first whether the metric is
+    meaningful for this system, then its answers nearest the threshold, alternating sides. Each answer starts
+    at the metric's verdict, so a label records whether the person confirmed or changed it, and carries what the
+    metric read: the question, the retrieved passages, the expected answer where the metric uses it."""
     by_metric: dict[str, list[ReviewItem]] = {}
     for item in items:
         by_metric.setdefault(f"{item.evaluator_id}/{item.metric}", []).append(item)
-    queues = [sorted(group, key=_distance) for _, group in sorted(by_metric.items())]
-    ordered = [queue[turn] for turn in range(max(map(len, queues), default=0)) for queue in queues if turn < len(queue)]
-
-    def field(index: int, item: ReviewItem) -> ItemField:
-        verdict = "pass" if item.metric_passes else "fail"
-        case = _plain(item.test_case_key, 40)
-        title = f"{index}. {_plain(item.metric, 40)} says {verdict.upper()} ({_against(item)}), case {case}"
-        evidence = _paragraphs(
-            ("Question", item.question, ANSWER_CHARS),
-            ("Expected answer", item.expected_output, ANSWER_CHARS),
-            ("Answer", item.actual_output or "(empty)", ANSWER_CHARS),
-            ("Metric", f"{item.evaluator_id}/{item.metric} on {item.model_key}", 120),
+    fields: list[ItemField] = []
+    for metric, group in by_metric.items():
+        group_name = _metric_name(group[0])
+        fields.append(
+            ItemField(
+                metric,
+                f"Is {group_name} meaningful for this system?",
+                for_field_description(
+                    f"Choose '{NOT_MEANINGFUL}' if this metric does not judge what matters for this system: its "
+                    "labels below are then not used, it keeps its default threshold and leaves the verdict."
+                ),
+                (MEANINGFUL, NOT_MEANINGFUL),
+                MEANINGFUL,
+                MEANINGFUL,
+                group_name,
+                metric,
+                group_name,
+            )
         )
-        name = f"{_plain(item.metric, 40)} on case {case} ({_plain(item.model_key, 40)})"
-        return ItemField(item.item_id, title, evidence, ("pass", "fail", SKIP), verdict, SKIP, name)
-
-    fields = tuple(field(index, item) for index, item in enumerate(ordered, 1))
+        for item in _nearest_alternating(group):
+            fields.append(_calibration_field(len(fields) + 1 - _markers(fields), item, metric, group_name))
     heading = (
-        "Each answer starts at the metric's verdict: keep it to confirm, change it where you disagree, or skip. "
-        f"A metric's threshold is refitted once it has {min_labels} labels with passes and fails among them "
-        f"({len(by_metric)} metrics sampled)."
+        "One metric at a time: each answer starts at the metric's verdict; keep it to confirm, change it where you "
+        f"disagree, or skip. A threshold is refitted when the metric has {min_labels} labels, at least one of "
+        f"them against its verdict, and its scores separate your passes from your fails ({len(by_metric)} metrics "
+        "sampled)."
     )
-    return StepReview(Step.CALIBRATION, heading, fields, per_form, "answers")
+    return StepReview(Step.CALIBRATION, heading, tuple(fields), per_form, "answers")
+
+
+def _markers(fields: Sequence[ItemField]) -> int:
+    return sum(field.choices == (MEANINGFUL, NOT_MEANINGFUL) for field in fields)
+
+
+def _calibration_field(index: int, item: ReviewItem, metric: str, group_name: str) -> ItemField:
+    verdict = "pass" if item.metric_passes else "fail"
+    case = _plain(item.test_case_key, 40)
+    title = f"{index}. {_plain(item.metric, 40)} says {verdict.upper()} ({_against(item)}), case {case}"
+    contexts = " / ".join(short_line(text, CONTEXT_CHARS // 2) for text in item.contexts[:3])
+    evidence = _paragraphs(
+        ("Question", item.question, ANSWER_CHARS),
+        ("Retrieved context", contexts or ("(none retrieved)" if "retrieved_context" in item.reads else ""),
+         CONTEXT_CHARS),
+        ("Expected answer", item.expected_output if _uses_expected(item) else "", ANSWER_CHARS),
+        ("Answer", item.actual_output or "(empty)", ANSWER_CHARS),
+        ("Verdict", _direction(item), 160),
+        ("Metric", f"{item.evaluator_id}/{item.metric} on {item.model_key}", 120),
+    )  # fmt: skip
+    name = f"{_plain(item.metric, 40)} on case {case} ({_plain(item.model_key, 40)})"
+    return ItemField(item.item_id, title, evidence, ("pass", "fail", SKIP), verdict, SKIP, name, metric, group_name)
+
+
+def _uses_expected(item: ReviewItem) -> bool:
+    """Whether the metric reads the expected answer (items recorded before ``reads`` existed: shown)."""
+    return "expected_output" in item.reads or not item.reads
+
+
+def _metric_name(item: ReviewItem) -> str:
+    return item.metric if item.metric == item.evaluator_id else f"{item.metric} ({item.evaluator_id})"
+
+
+def _nearest_alternating(group: Sequence[ReviewItem]) -> list[ReviewItem]:
+    """The answers nearest the threshold first, taken in turn from the passing and the failing side (the side
+    holding the nearest one first)."""
+    sides = [sorted((item for item in group if item.metric_passes is side), key=_distance) for side in (False, True)]
+    sides.sort(key=lambda side: _distance(side[0]) if side else (float("inf"), ""))
+    return [side[turn] for turn in range(max(map(len, sides))) for side in sides if turn < len(side)]
+
+
+def _direction(item: ReviewItem) -> str:
+    """'higher is better: 0.620 is below 0.750, so FAIL'."""
+    if item.threshold is None:
+        return f"score {item.score:.3f}, no threshold"
+    score, threshold = _numbers(item)
+    if item.higher_is_better:
+        side = "at or above" if item.score >= item.threshold else "below"
+    else:
+        side = "at or below" if item.score <= item.threshold else "above"
+    better = "higher" if item.higher_is_better else "lower"
+    return f"{better} is better: {score} is {side} {threshold}, so {'PASS' if item.metric_passes else 'FAIL'}"
 
 
 def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepReview:
@@ -406,15 +562,21 @@ def _distance(item: ReviewItem) -> tuple[float, str]:
 
 
 def _against(item: ReviewItem) -> str:
-    """'0.664 < 0.750'; digits are added until score and threshold read apart ('0.74996 < 0.75000', never
-    '0.750 < 0.750')."""
+    """'0.664 < 0.750'."""
     if item.threshold is None:
         return f"score {item.score:.3f}"
-    above = item.score >= item.threshold
+    score, threshold = _numbers(item)
+    return f"{score} {'>=' if item.score >= item.threshold else '<'} {threshold}"
+
+
+def _numbers(item: ReviewItem) -> tuple[str, str]:
+    """Score and threshold with digits added until they read apart ('0.74996' and '0.75000', never '0.750'
+    twice)."""
+    score, threshold = item.score, item.threshold if item.threshold is not None else item.score
     digits = 3
-    while digits < 9 and item.score != item.threshold and f"{item.score:.{digits}f}" == f"{item.threshold:.{digits}f}":
+    while digits < 9 and score != threshold and f"{score:.{digits}f}" == f"{threshold:.{digits}f}":
         digits += 1
-    return f"{item.score:.{digits}f} {'>=' if above else '<'} {item.threshold:.{digits}f}"
+    return f"{score:.{digits}f}", f"{threshold:.{digits}f}"
 
 
 def _paragraphs(*parts: tuple[str, object, int]) -> str:

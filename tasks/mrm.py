@@ -126,13 +126,18 @@ def sample_review(lab: TestLab, results: list[EvaluationResult], per_metric: int
 
 @resumable("calibrate")
 def calibrate(
-    items: list[ReviewItem], labels: list[ReviewLabel], results: list[EvaluationResult], seed: int
+    items: list[ReviewItem],
+    labels: list[ReviewLabel],
+    results: list[EvaluationResult],
+    seed: int,
+    not_meaningful: list[str] | None = None,
 ) -> Calibration:
-    """Refit on a person's labels; without labels (no reviewer) every threshold keeps its value."""
+    """Refit on a person's labels; without labels (no reviewer) every threshold keeps its value. Metrics the
+    person marked not meaningful keep their default and say so."""
     from assay.mrm.calibration import fit_thresholds
 
     with library_time():
-        return fit_thresholds(items, labels, results, seed=seed)
+        return fit_thresholds(items, labels, results, seed=seed, not_meaningful=not_meaningful or ())
 
 
 @resumable("threshold-book")

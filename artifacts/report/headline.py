@@ -36,9 +36,12 @@ def primary_metric_headline(evaluators: list[dict[str, Any]], cases: list[dict[s
         ]
         failing = verdicts.count("fail")
         scored = sum(verdict in ("pass", "fail") for verdict in verdicts)
-        telling = informative(failing, scored)
+        telling = informative(failing, scored) and metric.get("in_verdict", True)
         same = "fails" if failing * 2 > scored else "passes"
         share = max(failing, scored - failing) / scored if scored else 0.0
+        note = "" if telling or not scored else f"not informative on this suite: {same} {share:.0%} of rows"
+        if not metric.get("in_verdict", True):
+            note = "marked not meaningful for this system by the reviewer: left out of the verdict"
         lines.append(
             {
                 "evaluator": evaluator["id"],
@@ -51,7 +54,7 @@ def primary_metric_headline(evaluators: list[dict[str, Any]], cases: list[dict[s
                 "unscored": verdicts.count("unscored"),
                 "text": headline_text(_named(evaluator, metric), failing, scored),
                 "informative": telling,
-                "note": "" if telling or not scored else f"not informative on this suite: {same} {share:.0%} of rows",
+                "note": note,
             }
         )
     lines.sort(key=_worst_informative_first)

@@ -62,6 +62,7 @@ def _metrics(evaluator: dict[str, Any], calibrated: dict[tuple[str, str], dict[s
             "threshold_source": _threshold_source(evaluator, meta, calibrated),
             "higher_is_better": meta.get("higher_is_better", True),
             "primary": bool(meta.get("is_primary")),
+            "in_verdict": (calibrated.get((evaluator.get("id", ""), meta["key"])) or {}).get("in_verdict", True),
         }
         for meta in evaluator.get("metrics_meta", [])
     ]
@@ -278,6 +279,9 @@ def build_interpretation(run: RunDocuments, published: PublishedLookup = publish
     evaluation = run.evaluation()
     calibrated = _calibrated(run)
     problems = (evaluation.get("problems/problems_and_actions.json") or {}).get("problems", [])
+    # A metric the reviewer marked not meaningful for this system (MRM step 5) leaves the verdict.
+    left_out = {evaluator for (evaluator, _), entry in calibrated.items() if entry.get("in_verdict") is False}
+    problems = [problem for problem in problems if (problem.get("attributes") or {}).get("evaluator") not in left_out]
     insights = (evaluation.get("insights/insights_and_actions.json") or {}).get("insights", [])
     evaluators = []
     for evaluator_id, results in evaluation.results():

@@ -13,7 +13,7 @@ from assay.artifacts.report.run_documents import RunDocuments
 from pydantic import BaseModel, ValidationError
 
 from assay.models import TestSuite
-from assay.models.mrm import Calibration, Decision, SuiteValidation, TopicModel, WorkflowSummary
+from assay.models.mrm import Calibration, Decision, MetricCalibration, SuiteValidation, TopicModel, WorkflowSummary
 from assay.models.steps import DECIDED_STEPS, Step, step_title
 from assay.models.thresholds import NO_REVIEWER, ThresholdBook
 
@@ -246,6 +246,14 @@ def generated_cases(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, 
     }
 
 
+def _outcome_words(fit: MetricCalibration | None) -> str:
+    """'calibrated', 'confirmed', 'unsupported', 'not meaningful', or 'undecided' for a labelled metric; ''
+    for a metric nobody labelled."""
+    if fit is None or (not fit.labels and fit.outcome == "undecided"):
+        return ""
+    return fit.outcome.replace("_", " ")
+
+
 def calibration(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]:
     """Thresholds before (default, then a user's value) and after calibration, with who set each one."""
     book, book_problem = load(run, "calibration/thresholds.json", ThresholdBook)
@@ -280,6 +288,7 @@ def calibration(run: RunDocuments, taken: dict[str, Decision]) -> dict[str, Any]
                 "interval": list(fit.interval) if fit and fit.interval else None,
                 "stable": fit.stable if fit else None,
                 "method": fit.method if fit else entry.calibration if entry else "",
+                "outcome": _outcome_words(fit),
                 "calibrated_metric": fit is not None,
             }
         )

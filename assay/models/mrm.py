@@ -66,6 +66,12 @@ class ReviewItem(DomainModel):
     metric_passes: bool
     threshold: float | None = Field(default=None, description="The threshold the verdict was taken at.")
     higher_is_better: bool = True
+    reads: list[str] = Field(
+        default_factory=list, description="What the metric reads of a case: its evaluator's required inputs."
+    )
+    contexts: list[str] = Field(
+        default_factory=list, description="The retrieved passages of the answer, when the metric reads them."
+    )
 
 
 class ReviewLabel(DomainModel):
@@ -120,7 +126,9 @@ class CalibrationValidity(DomainModel):
     source: str = Field(default="reviewer labels, MRM step 5", description="What the figures were measured on.")
 
 
-CalibrationOutcome = Literal["calibrated", "confirmed", "unsupported", "undecided"]
+CalibrationOutcome = Literal["calibrated", "confirmed", "unsupported", "undecided", "not_meaningful"]
+NOT_MEANINGFUL: CalibrationOutcome = "not_meaningful"
+"""The reviewer marked the metric not meaningful for this system: it keeps its default and leaves the verdict."""
 
 
 class MetricCalibration(DomainModel):
@@ -145,7 +153,8 @@ class MetricCalibration(DomainModel):
         default="undecided",
         description="calibrated: the labels decide a new threshold; confirmed: every label agrees with the metric "
         "(default kept); unsupported: the scores do not separate the labels (AUC interval includes 0.5; default "
-        "kept); undecided: too few labels, or one class only.",
+        "kept); undecided: too few labels, or one class only; not_meaningful: the reviewer marked the metric not "
+        "meaningful for this system (default kept, left out of the verdict).",
     )
     auc: float | None = Field(default=None, description="ROC AUC of the scores against the labels.")
     auc_interval: tuple[float, float] | None = Field(default=None, description="95% bootstrap interval of the AUC.")

@@ -75,6 +75,14 @@ class ThresholdEntry(DomainModel):
     calibration: str = Field(
         default="", description="For primary metrics: what calibration did ('no reviewer', or why it kept it)."
     )
+    outcome: str | None = Field(
+        default=None,
+        description="For a labelled metric: calibrated, confirmed, unsupported, undecided or not_meaningful "
+        "(``MetricCalibration.outcome``); None when nobody labelled it.",
+    )
+    in_verdict: bool = Field(
+        default=True, description="False when the reviewer marked the metric not meaningful for this system."
+    )
 
 
 class ThresholdBook(PersistedModel):
@@ -106,6 +114,10 @@ class ThresholdBook(PersistedModel):
             if (item.evaluator_id, item.metric) == (evaluator_id, metric):
                 return item
         return None
+
+    def left_out(self) -> set[str]:
+        """Evaluators whose primary metric the reviewer took out of the verdict (marked not meaningful)."""
+        return {item.evaluator_id for item in self.entries if not item.in_verdict}
 
     def in_force(self) -> dict[tuple[str, str], float]:
         """(evaluator, metric) -> threshold, for ``EvaluationResult.threshold(metric, thresholds)``."""

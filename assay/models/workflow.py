@@ -66,6 +66,13 @@ class CalibrationParameters(DomainModel):
         description="Items per review form (every reviewed step), the most informative first; the reviewer asks "
         "for more instead of paging through everything.",
     )
+    answers_per_form: int = Field(
+        default=8,
+        ge=2,
+        le=50,
+        description="Answers per calibration form, all of one metric (nearest its threshold first): at least the "
+        "label floor of 6 lets one form calibrate a metric.",
+    )
 
 
 class RobustnessParameters(DomainModel):
@@ -114,6 +121,13 @@ class RunDefaults(DomainModel):
         default=7.0, description="A production re-validation reads the requests of the last N days."
     )
     seed: int = Field(default=0, description="The seed of every random choice of an MRM run.")
+    max_failed_requests_share: float = Field(
+        default=0.05,
+        ge=0.0,
+        le=1.0,
+        description="A re-validation fails when more than this share of a model's requests failed (an error "
+        "instead of an answer): one failed request in 200 passes, 11 fail.",
+    )
 
 
 RUN_DEFAULTS = RunDefaults()

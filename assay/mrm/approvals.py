@@ -51,6 +51,11 @@ class CalibrationDecision(DomainModel):
 
     passed_item_ids: list[str] = Field(default_factory=list)
     failed_item_ids: list[str] = Field(default_factory=list)
+    not_meaningful: list[str] = Field(
+        default_factory=list,
+        description="Metrics ('<evaluator>/<metric>') the reviewer marked not meaningful for this system: they "
+        "keep their default threshold and leave the verdict.",
+    )
 
 
 class WeaknessDecision(DomainModel):
@@ -133,7 +138,7 @@ def check_decision(step: str, decision: Mapping[str, Any], offered: Collection[s
     the step did not offer (``offered``: the ids, keys or names shown to the reviewer, as strings), or gives
     a cluster a blank name (see ``WeaknessDecision``)."""
     fields = {
-        Step.CALIBRATION: ["passed_item_ids", "failed_item_ids"],
+        Step.CALIBRATION: ["passed_item_ids", "failed_item_ids", "not_meaningful"],
         Step.FAILURE_CLUSTERING: ["names", "kept_proposed"],
     }
     what = DECISION_FIELDS[step][1]

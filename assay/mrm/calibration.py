@@ -6,16 +6,37 @@ fit, and draw more only for metrics whose threshold is still uncertain (its boot
 """
 
 import random
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from assay.models import TestLab
-from assay.models.evaluation import EvaluationResult, MetricMeta
-from assay.models.mrm import Calibration, MetricCalibration, ReviewItem, ReviewLabel
+from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta
+from assay.models.mrm import NOT_MEANINGFUL, Calibration, MetricCalibration, ReviewItem, ReviewLabel
 from assay.mrm.operational import quality_results
 from assay.validity.agreement import reviewer_agreement
+
+_GROUNDEDNESS = re.compile(r"ground|faithful|hallucinat")
+CONTEXT_CHARS = 600
+"""Characters of each retrieved passage a calibration item keeps (the form shows fewer)."""
+
+
+def decision_rank(evaluator: EvaluatorSpec) -> int:
+    """Which metrics a reviewer calibrates first, most decision-relevant first: groundedness (is the answer
+    supported by what was retrieved), correctness (does it match the expected answer), relevancy, retrieval,
+    then every other check."""
+    reads = set(evaluator.required_inputs)
+    if _GROUNDEDNESS.search(evaluator.id):
+        return 0
+    if "expected_output" in reads and "actual_output" in reads:
+        return 1
+    if "relevan" in evaluator.id:
+        return 2
+    if evaluator.domain == "retrieval" or "expected_retrieved_doc_uris" in reads:
+        return 3
+    return 4
 
 
 def sample_for_review(
@@ -27,7 +48,8 @@ def sample_for_review(
     exclude: set[str] | frozenset[str] = frozenset(),
     around: Mapping[tuple[str, str], float] | None = None,
 ) -> list[ReviewItem]:
-    """Per evaluator primary metric, up to ``per_metric`` scored cases: half the ones nearest the threshold
+    """Per evaluator primary metric (most decision-relevant first, ``decision_rank``), up to ``per_metric`` scored
+    cases, each with what the metric read (the retrieved passages, trimmed): half the ones nearest the threshold
     (alternating sides; a label there moves the threshold most), half drawn at random from each side so the
     reviewer also sees clear passes and clear fails. ``around`` moves the centre of the sample, e.g. to the
     current calibrated estimate when resampling; ``metric_passes`` stays the verdict of the threshold in force.
@@ -35,7 +57,7 @@ def sample_for_review(
     measurements, not verdicts a reviewer judges from the answer (``assay.mrm.operational``)."""
     rows = {(row.model_key, row.test_case.key): row for row in lab.rows}
     items: list[ReviewItem] = []
-    for result in quality_results(results):
+    for result in sorted(quality_results(results), key=lambda one: (decision_rank(one.evaluator), one.evaluator.id)):
         metric = result.evaluator.primary_metric
         threshold = result.threshold(metric.key)
         if threshold is None:
@@ -60,6 +82,10 @@ def sample_for_review(
                     metric_passes=metric.passes(score, threshold),
                     threshold=threshold,
                     higher_is_better=metric.higher_is_better,
+                    reads=list(result.evaluator.required_inputs),
+                    contexts=[chunk.text[:CONTEXT_CHARS] for chunk in row.context]
+                    if "retrieved_context" in result.evaluator.required_inputs
+                    else [],
                 )
             )
         rng = random.Random(f"{seed}/{result.evaluator.id}/{metric.key}")
@@ -99,6 +125,7 @@ def fit_thresholds(
     bootstrap: int = 500,
     seed: int = 0,
     max_interval_width: float = 0.1,
+    not_meaningful: Collection[str] = (),
 ) -> Calibration:
     """Per evaluator primary metric: the cut (the default or a midpoint between labelled scores) that agrees
     best with the reviewer (ties: the one nearest the default, so labels move it no further than they must),
@@ -108,7 +135,8 @@ def fit_thresholds(
     one-class labels, or when no cut beats always answering the majority label (the score does not predict
     the reviewer). Unlabelled items are ignored; agreement is measured on the labelled items, and ``validity``
     reports it before and after with intervals (``assay.validity.agreement``). Operational metrics are not
-    calibrated: nobody reviews them (see ``sample_for_review``)."""
+    calibrated: nobody reviews them (see ``sample_for_review``). A metric in ``not_meaningful``
+    ('<evaluator>/<metric>', the reviewer's mark) keeps its default, whatever its labels, and says so."""
     verdicts = {label.item_id: label for label in labels}
     used = [label for item in items if (label := verdicts.get(item.item_id)) is not None]
     metrics = []
@@ -135,7 +163,20 @@ def fit_thresholds(
         )
         if validity is not None:
             validity = validity.model_copy(update={"changed": changed})
-        metrics.append(fit.model_copy(update={"validity": validity, "labels_changed": changed}))
+        fit = fit.model_copy(update={"validity": validity, "labels_changed": changed})
+        if f"{result.evaluator.id}/{metric.key}" in not_meaningful:
+            fit = fit.model_copy(
+                update={
+                    "outcome": NOT_MEANINGFUL,
+                    "calibrated_threshold": None,
+                    "interval": None,
+                    "agreement_after": fit.agreement_before,
+                    "stable": False,
+                    "method": "marked not meaningful for this system by the reviewer: default threshold kept, "
+                    "left out of the verdict",
+                }
+            )
+        metrics.append(fit)
     failures = [
         f"{item.model_key}:{item.test_case_key}"
         for item in items

@@ -59,6 +59,7 @@ CALIBRATION = Calibration(
             agreement_before=0.6,
             agreement_after=0.85,
             stable=True,
+            outcome="calibrated",
         ),
         MetricCalibration(
             evaluator_id="toxicity",
@@ -76,7 +77,6 @@ CALIBRATION = Calibration(
     decided_by="person",
     reviewers=["ana"],
 )
-
 
 
 def detail(threshold: float, source: str, set_by: str, default: float, higher_is_better: bool, **more: str) -> dict:
@@ -108,7 +108,14 @@ def test_a_persons_calibration_overrides_the_users_threshold_which_overrides_the
         "thresholds_labelled": "23 labels by ana (prefect-ui)",
         "threshold_details": {
             "groundedness": {
-                "groundedness": detail(0.62, "calibrated", "calibrated on 20 labels by ana (prefect-ui)", 0.75, True),
+                "groundedness": detail(
+                    0.62,
+                    "calibrated",
+                    "calibrated on 20 labels by ana (prefect-ui)",
+                    0.75,
+                    True,
+                    calibration_outcome="calibrated",
+                ),
                 "ungrounded_sentences": detail(0.2, "default", "evaluator default", 0.2, False),
             },
             "toxicity": {
@@ -119,6 +126,7 @@ def test_a_persons_calibration_overrides_the_users_threshold_which_overrides_the
                     0.25,
                     False,
                     calibration="labelled by ana (prefect-ui): too few labels (3 < 6): default threshold kept",
+                    calibration_outcome="undecided",
                 )
             },
         },
@@ -236,3 +244,20 @@ def test_the_guardrail_service_loads_the_validity_and_rejects_a_bad_one() -> Non
         with pytest.raises(ValueError, match=r"g\.json: threshold_details\.groundedness\.groundedness\.") as error:
             parse_config(bad, source="g.json")
         assert expected in str(error.value)
+
+
+def test_a_metric_marked_not_meaningful_keeps_its_default_and_leaves_the_verdict() -> None:
+    marked = CALIBRATION.model_copy(
+        update={
+            "metrics": [
+                CALIBRATION.metrics[0],
+                CALIBRATION.metrics[1].model_copy(update={"outcome": "not_meaningful", "method": "marked"}),
+            ]
+        }
+    )
+    book = threshold_book(RESULTS, marked, "ana (prefect-ui)")
+    toxicity = book.entry("toxicity", "toxicity")
+    assert (toxicity.threshold, toxicity.outcome, toxicity.in_verdict) == (0.25, "not_meaningful", False)
+    assert book.left_out() == {"toxicity"} and book.entry("groundedness", "groundedness").in_verdict
+    details = build_guardrail_config(book, published=no_figures)["threshold_details"]
+    assert details["toxicity"]["toxicity"]["calibration_outcome"] == "not_meaningful"

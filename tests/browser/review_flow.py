@@ -6,7 +6,9 @@ decisions it got to ``OUT_DIR/decisions.json`` (step -> stored decision) as each
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from assay.flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
 from prefect import flow
@@ -82,23 +84,44 @@ def suite() -> tuple[TestSuite, SuiteValidation]:
     )
 
 
-def review_items() -> list[ReviewItem]:
+def _sampled(evaluator: str, metric: str, threshold: float, **per_case: Callable[[int], Any]) -> list[ReviewItem]:
+    """Ten answers of one metric, scored 0.1 to 1.0; ``per_case``: fields as functions of the case number."""
+    fields: dict[str, Callable[[int], Any]] = {
+        "question": lambda n: f"Question {n}?",
+        "expected_output": lambda n: f"expected {n}",
+        "actual_output": lambda n: f"actual {n}",
+        **per_case,
+    }
     return [
         ReviewItem(
-            item_id=f"answer_similarity/similarity/sample-rag/case-{n}",
-            evaluator_id="answer_similarity",
-            metric="similarity",
+            item_id=f"{evaluator}/{metric}/sample-rag/case-{n}",
+            evaluator_id=evaluator,
+            metric=metric,
             model_key="sample-rag",
             test_case_key=f"case-{n}",
-            question=f"Question {n}?",
-            expected_output=f"expected {n}",
-            actual_output=HOSTILE if n == 2 else f"actual {n}",
             score=n / 10,
-            metric_passes=n >= 5,
-            threshold=0.5,
+            metric_passes=n / 10 >= threshold,
+            threshold=threshold,
+            **{name: value(n) for name, value in fields.items()},
         )
         for n in range(1, 11)
     ]
+
+
+def review_items() -> list[ReviewItem]:
+    hostile_second = {"actual_output": lambda n: HOSTILE if n == 2 else f"actual {n}"}
+    return _sampled("answer_similarity", "similarity", 0.5, **hostile_second)
+
+
+def grounded_items() -> list[ReviewItem]:
+    """A second sampled metric, one that reads the retrieved passages and not the expected answer."""
+    return _sampled(
+        "groundedness",
+        "groundedness",
+        0.7,
+        reads=lambda n: ["question", "actual_output", "retrieved_context"],
+        contexts=lambda n: [f"Passage {n} says refunds take {n} days."],
+    )
 
 
 def clusters() -> FailureClusters:
@@ -137,7 +160,7 @@ def review_forms(out: str) -> None:
 
     keep(review_topics(topic_model(), chunks(), ctx))
     keep(review_cases(*suite(), ctx))
-    keep(review_calibration(review_items(), ctx, min_labels=6))
+    keep(review_calibration(grounded_items() + review_items(), ctx, min_labels=6, per_form=4))
     keep(review_clusters(clusters(), ctx))
 
 

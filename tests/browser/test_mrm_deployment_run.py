@@ -1,19 +1,21 @@
-"""A validator runs the MRM workflow on the sample bank from the served deployment's Run form and answers every
-review pause, all in Prefect's default UI (V1, at the server's root) at 1280x800 and by clicking; the evidence
-of every item the forms show must be visible, and the answers must reach the run's records and its bundle.
+"""A validator runs the MRM workflow on the sample bank from the served deployment's Run form and answers every review
+pause, all in Prefect's default UI (V1, at the server's root) at 1280x800 and by clicking; the evidence of every
+item the forms show must be visible, and the answers must reach the run's records and its bundle.
 
 A real Prefect server and ``python -m assay.deployments.serve --deployment mrm-workflow/interactive`` run in
 subprocesses. The test opens Deployments -> interactive -> Run -> Custom run, keeps the packaged sample corpus
-(``corpus`` left at None), types two offline evaluators, one case per topic and one perturbator per robustness
-step, and submits. Then each pause: the run's page, Resume, the "Resume Flow Run" modal, Submit. Topics: review
-the items, exclude one. Cases: accept every proposal as shown. Calibration: flip the first two answers against
-the metric's verdict, confirm the rest, ask for one more form when offered and confirm that one. Clusters: rename
-the first. At most ``MAX_PAUSES`` pauses. For every item shown, its title and its evidence paragraphs
-("Question:", "Answer:", "Keywords:"...) must have a non-zero box inside the modal once scrolled to, not covered
-by anything; so must the first field's counts of what the proposals decide for the rest. Then the export
-(decisions with what was shown and changed, threshold book, guardrails, report) and ``assay artifacts bundle`` /
-``verify --bundle`` of the finished run, also against a tampered copy. Screenshots (viewport, 1280x800) are kept
-under ``.assay/test-screenshots/test_mrm_run_from_the_deployment_form_through_its_reviews_in_v1/``.
+(``corpus`` left at None), types three offline evaluators, one case per topic and one perturbator per robustness
+step, and submits. Then each pause: the run's page, Resume, the "Resume Flow Run" modal, Submit. Topics: review the
+items, exclude one. Cases: accept every proposal as shown. Calibration, one metric a form: groundedness, then "the
+next metric" and answer semantic similarity, then stop; on each, label the answers as a person whose line sits one
+answer off the metric's threshold (so one verdict flips and the scores still separate the labels), and both metrics
+come out "calibrated" in the threshold book. Clusters: rename the first. At most ``MAX_PAUSES`` pauses. For every
+item shown, its title and its evidence paragraphs ("Question:", "Answer:", "Keywords:"...) must have a non-zero box
+inside the modal once scrolled to, not covered by anything; so must the first field's counts of what the proposals
+decide for the rest. Then the export (decisions with what was shown and changed, threshold book, guardrails,
+report) and ``assay artifacts bundle`` / ``verify --bundle`` of the finished run, also against a tampered copy.
+Screenshots (viewport, 1280x800) are kept under
+``.assay/test-screenshots/test_mrm_run_from_the_deployment_form_through_its_reviews_in_v1/``.
 """
 
 import json
@@ -30,7 +32,15 @@ from typing import Any
 
 import pytest
 from assay.flows.mrm import MIN_LABELS
-from assay.flows.review_forms import ACCEPT, BULK_TITLE, REVIEW, REVIEW_AND_MORE, calibration_review
+from assay.flows.review_forms import (
+    ACCEPT,
+    BULK_TITLE,
+    MEANINGFUL,
+    NEXT_GROUP,
+    REVIEW,
+    REVIEW_AND_MORE,
+    calibration_review,
+)
 from assay.tasks.control_room import artifact_key
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from playwright.sync_api import expect
@@ -55,11 +65,12 @@ pytestmark = pytest.mark.timeout(1800)  # the sample bank: ~5 min on a quiet 2-c
 REPO = Path(__file__).resolve().parents[2]
 REVIEWER = "Grace Hopper"
 WIDTH, HEIGHT = 1280, 800
-# On the sample bank with one case per topic these two offline evaluators fail enough cases (78 of 123 with
-# seed 0) for several failure clusters, so the cluster review is asked; neither loads another model.
-EVALUATORS = ["text_matching", "answer_semantic_similarity"]
+# On the sample bank with one case per topic text matching fails enough cases for several failure clusters, so the
+# cluster review is asked; groundedness and semantic similarity are the two metrics calibrated. All offline.
+EVALUATORS = ["groundedness", "answer_semantic_similarity", "text_matching"]
+CALIBRATED = ("groundedness/groundedness", "answer_semantic_similarity/answer_similarity")
 CLUSTER_NAME = "Answers that miss the policy detail"
-MAX_PAUSES = 6  # four reviews, plus one more calibration form asked for (and one spare for a refused answer)
+MAX_PAUSES = 6  # four reviews, plus one more calibration form (the next metric), and one spare
 SUMMARIES = tuple(artifact_key(step, "summary") for step in ("topic-modeling", "automated-evaluation", "calibration"))
 WAIT_S = 600  # per pause: topic modelling alone took 154 s here with another MRM run beside it
 # Known harmless failures of Prefect 3.8's V1 UI here: the tab icon it swaps per run state, asked for as
@@ -77,16 +88,18 @@ TOPICS, CASES, CALIBRATION, CLUSTERS = "topics", "cases", "calibration", "cluste
 ITEM_TITLE = {
     TOPICS: re.compile(r"^\d+\. Topic \d+: "),
     CASES: re.compile(r"^\d+\. Case "),
-    CALIBRATION: re.compile(r"^\d+\. .+ says (PASS|FAIL) \(.*\), case "),
+    CALIBRATION: re.compile(r"^\d+\. .+ says (PASS|FAIL) \(([-\d.]+) (?:>=|<) ([-\d.]+)\), case "),
     CLUSTERS: re.compile(r"^\d+\. Name of cluster \d+ "),
 }
 # The description paragraphs that carry each item's evidence (V1 draws them as Markdown).
 EVIDENCE = {
     TOPICS: ("Keywords: ", "Example chunk: "),
     CASES: ("Question: ", "Expected answer: "),
-    CALIBRATION: ("Question: ", "Expected answer: ", "Answer: "),
+    CALIBRATION: ("Question: ", "Answer: ", "Verdict: "),
     CLUSTERS: ("Keywords: ", "Example questions: "),
 }
+# A calibration form opens with whether its metric is meaningful for this system.
+MARKER = re.compile(r"^Is (.+) meaningful for this system\?$")
 
 
 Served = ServedDeployment
@@ -295,6 +308,7 @@ class Form:
     titles: list[str]
     counts: str  # the first field's sentence on what the proposals decide for the items not shown
     offered: list[str] = field(default_factory=list)  # the choices of "How do you decide?"
+    marker: str = ""  # a calibration form's "Is <metric> meaningful for this system?"
 
 
 def _next_form(browser: Browser, served: Served, run: FlowRun) -> Form:
@@ -305,18 +319,33 @@ def _next_form(browser: Browser, served: Served, run: FlowRun) -> Form:
     titles = v1_field_titles(dialog)
     assert titles[0] == BULK_TITLE and titles[-1] == "Your name", titles
     items = titles[1:-1]
+    marker = items.pop(0) if items and MARKER.match(items[0]) else ""
     (review,) = [name for name, pattern in ITEM_TITLE.items() if items and pattern.match(items[0])] or [None]
     assert review, f"pause {number}: no known review in the form's titles {titles}"
     assert all(ITEM_TITLE[review].match(title) for title in items), (review, items)
     _shot(browser, f"{number}-{review}-opened")
-    counts = (r" Form \d+: ", r"not shown|Every one of the")
+    counts = (r" Form \d+: ", r"not shown|Every one of the|of this metric")
     # every item the form shows: its title and evidence drawn, nothing covering them
-    texts = _assert_visible(dialog, {BULK_TITLE: counts, **dict.fromkeys(items, EVIDENCE[review])})
+    marked = {marker: ("labels below are then not used",)} if marker else {}
+    texts = _assert_visible(dialog, {BULK_TITLE: counts, **marked, **dict.fromkeys(items, EVIDENCE[review])})
     first = texts[BULK_TITLE]
     _shot(browser, f"{number}-{review}-last-item-evidence")
     offered = v1_options(browser, dialog, BULK_TITLE)
     run.note(f"form {number} ({review}, {len(items)} items) opened and its evidence measured")
-    return Form(review, dialog, items, first[r"not shown|Every one of the"], offered)
+    return Form(review, dialog, items, first[r"not shown|Every one of the|of this metric"], offered, marker)
+
+
+def _labels_one_answer_off(verdicts: dict[str, tuple[str, float]]) -> dict[str, str]:
+    """A person's labels (title -> pass/fail) that a score cut separates, one answer off the metric's: the
+    lowest passing answer failed (or, when only one passes, the highest failing one passed). Both kinds stay."""
+    scores = sorted({score for _, score in verdicts.values()})
+    passing = sorted(score for verdict, score in verdicts.values() if verdict == "pass")
+    failing = sorted(score for verdict, score in verdicts.values() if verdict == "fail")
+    assert passing and failing, f"the form should show both sides of the threshold: {verdicts}"
+    # passes from the second-lowest passing answer up; with one passing, the highest failing one passes too
+    cut = min(score for score in scores if score > passing[0]) if len(passing) > 1 else failing[-1]
+    assert cut > min(scores), verdicts
+    return {title: "pass" if score >= cut else "fail" for title, (_, score) in verdicts.items()}
 
 
 def test_mrm_run_from_the_deployment_form_through_its_reviews_in_v1(served: Served, tmp_path: Path) -> None:
@@ -351,26 +380,33 @@ def test_mrm_run_from_the_deployment_form_through_its_reviews_in_v1(served: Serv
         v1_submit_as(browser, cases.dialog, REVIEWER, "2-cases-answered")
 
         calibration_forms: list[list[str]] = []
+        markers: list[str] = []
         flipped: list[str] = []  # titles of the answers labelled against the metric's verdict
         form = _next_form(browser, served, run)
         while form.review == CALIBRATION:
             calibration_forms.append(form.titles)
+            markers.append(MARKER.match(form.marker).group(1))
+            assert v1_select_value(form.dialog, form.marker) == MEANINGFUL
+            verdicts = {}
             for title in form.titles:  # each answer starts at the metric's verdict
-                verdict = ITEM_TITLE[CALIBRATION].match(title).group(1).lower()
-                assert v1_select_value(form.dialog, title) == verdict, title
-            if len(calibration_forms) == 1:
-                for title in form.titles[:2]:
-                    verdict = ITEM_TITLE[CALIBRATION].match(title).group(1).lower()
-                    v1_choose_option(browser, form.dialog, title, "fail" if verdict == "pass" else "pass")
+                verdict, score, _ = ITEM_TITLE[CALIBRATION].match(title).groups()
+                verdicts[title] = (verdict.lower(), float(score))
+                assert v1_select_value(form.dialog, title) == verdict.lower(), title
+            for title, label in _labels_one_answer_off(verdicts).items():
+                if label != verdicts[title][0]:
+                    v1_choose_option(browser, form.dialog, title, label)
                     flipped.append(title)
-                v1_field(form.dialog, form.titles[0]).scroll_into_view_if_needed()
-                _shot(browser, "3-calibration-first-two-changed")
-            # one more form when offered, as long as the clusters' pause still fits under MAX_PAUSES
-            more = REVIEW_AND_MORE in form.offered and len(run.seen) + 2 <= MAX_PAUSES
-            v1_choose_option(browser, form.dialog, BULK_TITLE, REVIEW_AND_MORE if more else REVIEW)
+            v1_field(form.dialog, form.titles[0]).scroll_into_view_if_needed()
+            _shot(browser, f"3-calibration-{len(calibration_forms)}-labelled")
+            # groundedness first; then the next metric, and stop there
+            next_metric = len(calibration_forms) == 1
+            if next_metric:
+                assert NEXT_GROUP in form.offered and "Next metric: " in form.counts, (form.offered, form.counts)
+            v1_choose_option(browser, form.dialog, BULK_TITLE, NEXT_GROUP if next_metric else REVIEW)
             v1_submit_as(browser, form.dialog, REVIEWER, f"3-calibration-{len(calibration_forms)}-answered")
             form = _next_form(browser, served, run)
-        assert len(flipped) == 2 and calibration_forms
+        assert markers == ["groundedness", "answer_similarity (answer_semantic_similarity)"], markers
+        assert len(calibration_forms) == 2 and len(flipped) >= 2, flipped
 
         assert form.review == CLUSTERS and form.offered == [REVIEW, ACCEPT], form
         cluster_title = form.titles[0]
@@ -440,19 +476,22 @@ def test_mrm_run_from_the_deployment_form_through_its_reviews_in_v1(served: Serv
     items = [
         ReviewItem.model_validate(item) for item in json.loads((out / "calibration" / "review_items.json").read_text())
     ]
-    offered = calibration_review(items, MIN_LABELS, page_size)
-    expected_titles = [
-        [item.title for item in offered.shown(number)] for number in range(1, len(calibration_forms) + 1)
-    ]
+    offered = calibration_review(items, MIN_LABELS, parameters["calibration"]["answers_per_form"])
+    pages = [1, offered.next_page(1, NEXT_GROUP)]
+    expected_titles = [[item.title for item in offered.shown(page) if item.group != item.item_id] for page in pages]
     assert [[title for title in form] for form in calibration_forms] == expected_titles
     by_title = {item.title: item.item_id for item in offered.items}
     shown_answers = sum(len(form) for form in calibration_forms)
     calibration = reviews["calibration"]
     assert sorted(calibration["changed"]) == sorted(by_title[title] for title in flipped)
-    assert calibration["shown"] == shown_answers and calibration["skipped"] == []
+    assert calibration["shown"] == shown_answers + len(markers) and calibration["skipped"] == []
     book = json.loads((out / "calibration" / "thresholds.json").read_text())
     assert (book["labels"], book["labels_changed"]) == (shown_answers - len(calibration["skipped"]), len(flipped))
+    outcomes = {f"{entry['evaluator_id']}/{entry['metric']}": entry.get("outcome") for entry in book["entries"]}
+    assert all(outcomes[metric] == "calibrated" for metric in CALIBRATED), outcomes
     guardrails = json.loads((out / "artifacts" / "guardrails.json").read_text())
+    details = guardrails["threshold_details"]
+    assert details["groundedness"]["groundedness"]["calibration_outcome"] == "calibrated", details["groundedness"]
     assert f"{book['labels']} labels by {REVIEWER} (prefect-ui)" in guardrails["thresholds_labelled"]
     assert f"{len(flipped)} changed" in guardrails["thresholds_labelled"], guardrails["thresholds_labelled"]
 

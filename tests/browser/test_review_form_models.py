@@ -10,6 +10,9 @@ from assay.flows import review
 from assay.flows.review import ReviewContext, review_calibration, review_cases, review_clusters, review_topics
 from assay.flows.review_forms import (
     ACCEPT,
+    MEANINGFUL,
+    NEXT_GROUP,
+    NOT_MEANINGFUL,
     REFUSED,
     REVIEW,
     REVIEW_AND_MORE,
@@ -72,19 +75,59 @@ def test_case_form_puts_the_outliers_first_with_the_reason_and_says_what_the_res
     assert _properties(cases.form(2))["how"]["enum"] == [REVIEW, ACCEPT]  # nothing left to ask for
 
 
-def test_calibration_starts_at_the_verdict_nearest_the_threshold_first() -> None:
-    answers = calibration_review(data.review_items(), min_labels=6, per_form=4)
-    assert answers.forms == 3 and answers.offered[0] == ITEM(5)  # score 0.5 at threshold 0.5
+def test_calibration_is_one_metric_at_a_time_nearest_the_threshold_first() -> None:
+    answers = calibration_review(data.grounded_items() + data.review_items(), min_labels=6, per_form=4)
+    # groundedness: its marker and 10 answers on forms of 4 (1-3); similarity the same (4-6)
+    assert answers.forms == 6 and answers.offered[:2] == ["groundedness/groundedness", "groundedness/groundedness/"
+                                                          "sample-rag/case-7"]  # fmt: skip
     properties = _properties(answers.form(1))
-    assert properties["item_1"]["title"] == "1. similarity says PASS (0.500 >= 0.500), case case-5"
-    assert properties["item_1"]["enum"] == ["pass", "fail", "skip"]
-    for n, item_id in answers.names(1).items():
-        item = next(i for i in data.review_items() if i.item_id == item_id)
-        assert properties[n]["default"] == ("pass" if item.metric_passes else "fail")
-    evidence = properties["item_1"]["description"]
-    assert "Question: Question 5?" in evidence and "Expected answer: expected 5" in evidence
-    assert "Answer: actual 5" in evidence
-    assert "6 more sampled answers are not shown: they stay unlabelled" in properties["how"]["description"]
+    assert list(properties) == ["how", "item_1", "item_2", "item_3", "item_4", "item_5", "reviewer"]
+    assert properties["how"]["enum"] == [REVIEW, REVIEW_AND_MORE, NEXT_GROUP, ACCEPT]
+    bulk = properties["how"]["description"]
+    assert "Form 1: groundedness, answers 1-4 of its 10, nearest the threshold first." in bulk, bulk
+    assert "6 more sampled answers of this metric" in bulk and "Next metric: similarity (answer_similarity)" in bulk
+    marker = properties["item_1"]
+    assert marker["title"] == "Is groundedness meaningful for this system?"
+    assert marker["enum"] == [MEANINGFUL, NOT_MEANINGFUL] and marker["default"] == MEANINGFUL
+    # nearest first, alternating sides: 0.7 (at the threshold, PASS), 0.6 (FAIL), 0.8, 0.5
+    titles = [properties[f"item_{n}"]["title"] for n in range(2, 6)]
+    assert titles[0] == "1. groundedness says PASS (0.700 >= 0.700), case case-7"
+    assert [title.split(", case ")[1] for title in titles] == ["case-7", "case-6", "case-8", "case-5"]
+    evidence = properties["item_3"]["description"]
+    assert "Retrieved context: Passage 6 says refunds take 6 days." in evidence
+    assert "Expected answer" not in evidence  # groundedness does not read it
+    assert "Verdict: higher is better: 0.600 is below 0.700, so FAIL" in evidence
+    assert properties["item_3"]["default"] == "fail" and properties["item_3"]["enum"] == ["pass", "fail", "skip"]
+
+    assert answers.next_page(1, REVIEW_AND_MORE) == 2 and answers.next_page(1, NEXT_GROUP) == 4
+    assert answers.next_page(3, REVIEW_AND_MORE) is None and answers.next_page(1, REVIEW) is None
+    assert "item_1" not in answers.names(2) and len(answers.shown(2)) == 4  # the marker is on the first form only
+    similarity = _properties(answers.form(4))
+    assert similarity["item_12"]["title"] == "Is similarity (answer_similarity) meaningful for this system?"
+    assert "Expected answer: expected 5" in similarity["item_13"]["description"]  # this metric reads it
+    last = _properties(answers.form(6))
+    assert last["how"]["enum"] == [REVIEW, ACCEPT]
+    assert "This is the last sampled metric." in last["how"]["description"]
+
+
+def test_a_metric_marked_not_meaningful_gives_no_labels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    items = data.grounded_items() + data.review_items()
+    answers = calibration_review(items, 6, 4)
+    first = answers.shown(1)
+    reviewer = ScriptedReviewer(
+        [
+            {"how": NEXT_GROUP, "item_2": "fail", "reviewer": "Ada"},  # flips the answer at the threshold
+            {"how": REVIEW, "item_12": NOT_MEANINGFUL, "reviewer": "Ada"},
+        ]
+    )
+    monkeypatch.setattr(review, "pause_flow_run", reviewer)
+    decision = review_calibration(items, _context(tmp_path), per_form=4)
+    assert decision.decision["not_meaningful"] == ["answer_similarity/similarity"]
+    labelled = decision.decision["passed_item_ids"] + decision.decision["failed_item_ids"]
+    assert sorted(labelled) == sorted(item.item_id for item in first[1:])  # groundedness's four, nothing else
+    assert first[1].item_id in decision.decision["failed_item_ids"]
+    assert (decision.review.forms, decision.review.shown) == (2, 10)
+    assert "similarity (answer_similarity) marked not meaningful for this system" in decision.in_words
 
 
 def test_accepting_the_proposals_ignores_the_fields_and_records_no_change() -> None:
@@ -121,7 +164,7 @@ def test_a_form_refuses_unknown_choices_and_a_missing_name() -> None:
 def test_policies_without_a_reviewer(tmp_path: Path) -> None:
     ctx = _context(tmp_path, interactive=False)
     labels = review_calibration(data.review_items(), ctx)
-    assert labels.decision == {"passed_item_ids": [], "failed_item_ids": []}
+    assert labels.decision == {"passed_item_ids": [], "failed_item_ids": [], "not_meaningful": []}
     assert labels.note == "no reviewer: thresholds stay at their defaults" and labels.source == "policy"
     assert review_cases(*data.suite(), ctx).decision == {"excluded_case_keys": ["case-3"]}
     assert review_topics(data.topic_model(), data.chunks(), ctx).decision == {"excluded_topic_ids": []}
@@ -202,18 +245,18 @@ def test_calibration_asks_for_more_only_when_the_person_does(tmp_path: Path, mon
     flip = {"pass": "fail", "fail": "pass"}
     reviewer = ScriptedReviewer(
         [
-            {"how": REVIEW_AND_MORE, "item_1": flip[first[0].proposal], "item_2": "skip", "reviewer": "Ada"},
+            {"how": REVIEW_AND_MORE, "item_2": flip[first[1].proposal], "item_3": "skip", "reviewer": "Ada"},
             {"how": REVIEW, "reviewer": "Ada"},
         ]
     )
     monkeypatch.setattr(review, "pause_flow_run", reviewer)
-    decision = review_calibration(data.review_items(), ctx)
+    decision = review_calibration(data.review_items(), ctx, per_form=4)
     assert len(reviewer.shown) == 2  # the third form was never asked for
     assert len(set(reviewer.keys)) == 2 and all(key.startswith("calibration-") for key in reviewer.keys), reviewer.keys
     labelled = set(decision.decision["passed_item_ids"]) | set(decision.decision["failed_item_ids"])
-    assert labelled == {item.item_id for item in (*first, *second)} - {first[1].item_id}
-    assert decision.review.changed == [first[0].item_id] and decision.review.skipped == [first[1].item_id]
-    assert (decision.review.forms, decision.review.shown, decision.review.offered) == (2, 8, 10)
+    assert labelled == {item.item_id for item in (*first[1:], *second)} - {first[2].item_id}
+    assert decision.review.changed == [first[1].item_id] and decision.review.skipped == [first[2].item_id]
+    assert (decision.review.forms, decision.review.shown, decision.review.offered) == (2, 9, 11)
 
 
 def test_a_resumed_calibration_asks_only_the_open_form_and_refuses_a_blank_name(
@@ -222,12 +265,12 @@ def test_a_resumed_calibration_asks_only_the_open_form_and_refuses_a_blank_name(
     ctx = _context(tmp_path)
     items = data.review_items()
     answers = calibration_review(items, 6, 4)
-    saved = answers.answer(1, {"how": REVIEW_AND_MORE, "item_1": "fail", "reviewer": "Ada"})
+    saved = answers.answer(1, {"how": REVIEW_AND_MORE, "item_2": "fail", "reviewer": "Ada"})
     ctx.store.save_page("calibration", 1, saved.to_json())  # answered before a crash
-    reviewer = ScriptedReviewer([{"item_6": "fail", "reviewer": "   "}, {"item_5": "pass", "reviewer": "Ada"}])
+    reviewer = ScriptedReviewer([{"item_7": "fail", "reviewer": "   "}, {"item_6": "pass", "reviewer": "Ada"}])
     monkeypatch.setattr(review, "pause_flow_run", reviewer)
 
-    decision = review_calibration(items, ctx)
+    decision = review_calibration(items, ctx, per_form=4)
 
     assert len(reviewer.shown) == 2 and "Form 2" in _properties(reviewer.forms[0])["how"]["description"]
     assert reviewer.shown[1].startswith("**Not accepted, please correct:** reviewer: give your name")
@@ -235,7 +278,7 @@ def test_a_resumed_calibration_asks_only_the_open_form_and_refuses_a_blank_name(
     # the refused answer's "fail" for the second item of form 2 was kept on the re-opened form, so it counts
     assert second[1].item_id in decision.decision["failed_item_ids"]
     assert second[0].item_id in decision.decision["passed_item_ids"]
-    assert answers.offered[0] in decision.decision["failed_item_ids"]
+    assert answers.offered[1] in decision.decision["failed_item_ids"]
     assert (decision.reviewer, decision.source, decision.decided_by) == ("Ada", "prefect-ui", "person")
     assert ctx.store.get("calibration") == decision
     # a stored decision is returned as it is, without asking again

@@ -165,26 +165,39 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
         assert form_select(dialog, "2. Case case-1").inner_text().strip() == "exclude"
         resume_as(browser, dialog, "Ada Lovelace", "2-cases")
 
-        # Calibration: four answers a form, each starting at the metric's verdict; the person flips the first,
-        # skips the second, confirms the rest and asks for one more form, then confirms that one as shown.
+        # Calibration, one metric at a time, four answers a form, each starting at the metric's verdict: on
+        # groundedness's first form the person flips the first answer, skips the second and asks for more of it;
+        # on the second goes on to the next metric; and marks that one (similarity) not meaningful.
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        _visible(browser, dialog, "refitted once it has 6 labels")
-        _visible(browser, dialog, "6 more sampled answers are not shown")
-        first = _field_titles(dialog, r"1\. similarity says ")[0]
-        assert first.startswith("1. similarity says PASS (0.500 >= 0.500), case case-5")
-        for text in ("Question: Question 5?", "Expected answer: expected 5", "Answer: actual 5"):
+        _visible(browser, dialog, "refitted when the metric has 6 labels")
+        _visible(browser, dialog, "Form 1: groundedness, answers 1-4 of its 10")
+        _visible(browser, dialog, "6 more sampled answers of this metric")
+        assert form_select(dialog, "Is groundedness meaningful for this system?").inner_text().strip() == (
+            "meaningful: label its answers"
+        )
+        first = _field_titles(dialog, r"1\. groundedness says ")[0]
+        assert first.startswith("1. groundedness says PASS (0.700 >= 0.700), case case-7")
+        for text in ("Question: Question 7?", "Retrieved context: Passage 7 says refunds take 7 days.",
+                     "Answer: actual 7", "Verdict: higher is better: 0.700 is at or above 0.700, so PASS"):  # fmt: skip
             _visible(browser, dialog, text)
         assert form_select(dialog, first).inner_text().strip() == "pass"
         choose_option(browser, dialog, first, "fail")
-        choose_option(browser, dialog, "2. similarity says", "skip")
+        choose_option(browser, dialog, "2. groundedness says", "skip")
         choose_option(browser, dialog, "How do you decide?", "review the items below, then show me more")
         resume_as(browser, dialog, "Ada Lovelace", "3-calibration-form-1")
         run.next_pause()
         dialog = open_resume_dialog(browser, ui, str(run.id))
-        _visible(browser, dialog, "Form 2: answers 5-8 of 10")
-        choose_option(browser, dialog, "How do you decide?", "accept every proposal as shown")
+        _visible(browser, dialog, "Form 2: groundedness, answers 5-8 of its 10")
+        _visible(browser, dialog, "Next metric: similarity (answer_similarity)")
+        choose_option(browser, dialog, "How do you decide?", "review the items below, then the next metric")
         resume_as(browser, dialog, "Ada Lovelace", "3-calibration-form-2")
+        run.next_pause()
+        dialog = open_resume_dialog(browser, ui, str(run.id))
+        _visible(browser, dialog, "Expected answer: expected 5")  # similarity reads the expected answer
+        choose_option(browser, dialog, "Is similarity (answer_similarity) meaningful for this system?",
+                      "not meaningful for this system")  # fmt: skip
+        resume_as(browser, dialog, "Ada Lovelace", "3-calibration-form-3")
 
         # Clusters: the keyword names are proposed; one is emptied (refused), then renamed.
         run.next_pause()
@@ -219,14 +232,17 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
     assert decisions["topic-modeling"]["decision"] == {"excluded_topic_ids": [1]}
     assert decisions["test-validation"]["decision"] == {"excluded_case_keys": ["case-1"]}
     assert sorted(decisions["test-validation"]["review"]["changed"]) == ["case-1", "case-3"]
-    item = "answer_similarity/similarity/sample-rag/case-{}".format
+    item = "groundedness/groundedness/sample-rag/case-{}".format
     calibration = decisions["calibration"]
     record = calibration["review"]
-    assert (record["how"], record["forms"], record["shown"], record["offered"]) == ("accepted the proposals", 2, 8, 10)
-    assert record["changed"] == [item(5)]
-    assert len(record["skipped"]) == 1
+    # shown: groundedness's marker and 8 answers, similarity's marker and 4; offered: 2 markers and 20 answers
+    assert (record["how"], record["forms"], record["shown"], record["offered"]) == ("reviewed item by item", 3, 14, 22)
+    assert record["changed"] == [item(7), "answer_similarity/similarity"]
+    assert record["skipped"] == [item(6)]
+    assert calibration["decision"]["not_meaningful"] == ["answer_similarity/similarity"]
     labelled = set(calibration["decision"]["passed_item_ids"]) | set(calibration["decision"]["failed_item_ids"])
-    assert len(labelled) == 7 and item(5) in calibration["decision"]["failed_item_ids"]
+    assert len(labelled) == 7 and item(7) in calibration["decision"]["failed_item_ids"]
+    assert all(label.startswith("groundedness/") for label in labelled)
     assert decisions["failure-clustering"]["decision"] == {
         "names": {"0": "refund, days, paid", "1": "Shipping prices unknown"},
         "kept_proposed": ["0"],

@@ -201,3 +201,30 @@ def test_resampling_labels_each_case_once_and_converges_on_the_true_cut() -> Non
     (fit,) = calibration.metrics
     assert fit.calibrated_threshold == pytest.approx(0.4875)
     assert fit.labels == len(labelled_ids)
+
+
+def test_a_metric_marked_not_meaningful_keeps_its_default_whatever_its_labels() -> None:
+    items, labels, evaluation = labelled([0.2, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95], [False] * 3 + [True] * 5)
+    (fit,) = fit_thresholds(items, labels, [evaluation], not_meaningful={"sim/score"}).metrics
+    assert (fit.outcome, fit.calibrated_threshold, fit.labels) == ("not_meaningful", None, 8)
+    assert fit.method.startswith("marked not meaningful for this system by the reviewer")
+    (other,) = fit_thresholds(items, labels, [evaluation], not_meaningful={"other/score"}).metrics
+    assert other.outcome == "calibrated"
+
+
+def test_the_sample_puts_groundedness_first_with_the_passages_it_read() -> None:
+    from assay.models.lab import RetrievedChunk
+
+    grounded = result([0.2, 0.9], evaluator_id="groundedness")
+    grounded.evaluator.required_inputs = ["actual_output", "retrieved_context"]
+    similar = result([0.3, 0.8], evaluator_id="answer_similarity")
+    similar.evaluator.required_inputs = ["actual_output", "expected_output"]
+    relevant = result([0.3, 0.8], evaluator_id="answer_relevancy")
+    tested = lab(2)
+    for row in tested.rows:
+        row.context = [RetrievedChunk(text="Refunds take 14 days. " * 40)]
+    items = sample_for_review(tested, [relevant, similar, grounded], per_metric=2)
+    assert [item.evaluator_id for item in items[::2]] == ["groundedness", "answer_similarity", "answer_relevancy"]
+    assert items[0].reads == ["actual_output", "retrieved_context"]
+    assert len(items[0].contexts) == 1 and len(items[0].contexts[0]) == 600  # trimmed
+    assert items[2].contexts == []  # similarity does not read the passages

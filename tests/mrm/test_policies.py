@@ -25,7 +25,7 @@ def test_the_case_policy_excludes_exactly_the_flagged_outliers() -> None:
 def test_no_policy_invents_a_label_or_drops_a_topic() -> None:
     assert topic_policy().decision.model_dump() == {"excluded_topic_ids": []}
     calibration = calibration_policy()
-    assert calibration.decision.model_dump() == {"passed_item_ids": [], "failed_item_ids": []}
+    assert calibration.decision.model_dump() == {"passed_item_ids": [], "failed_item_ids": [], "not_meaningful": []}
     assert calibration.note.startswith("no reviewer")
 
 

@@ -51,7 +51,7 @@ def start_flow(server: tuple[str, Path], assay_home: Path, **parameters: object)
     base = {
         "evaluators": ["text_matching", "answer_semantic_similarity"],
         "test_generation": {"per_topic": 1},
-        "calibration": {"page_size": 4},
+        "calibration": {"page_size": 4, "answers_per_form": 4},
         "robustness": {"variation_perturbators": ["comma"], "adversarial_perturbators": ["base64"]},
     }
     log = open(assay_home / "flow.log", "ab")  # noqa: SIM115 - the child owns it
@@ -123,9 +123,9 @@ class Reviewer:
 
 
 def answers(form: dict, reviewer: str = "ana") -> dict:
-    """A person's choices: keep every topic, drop the first case shown, on the first calibration form pass the
-    first answer, fail the second and ask for more (the other answers keep the metric's verdict), name the first
-    cluster."""
+    """A person's choices: keep every topic, drop the first case shown, on the first calibration form (its first
+    field asks whether the metric is meaningful: kept) pass the first answer, fail the second and ask for more of
+    the same metric (the other answers keep the metric's verdict), name the first cluster."""
     step = form["schema"]["title"]
     properties = form["schema"]["properties"]
     fields = [name for name in properties if name.startswith("item_")]
@@ -134,7 +134,7 @@ def answers(form: dict, reviewer: str = "ana") -> dict:
     if step == "TestValidationReview":
         chosen["item_1"] = "exclude"
     elif step == "CalibrationReview" and fields[0] == "item_1":
-        chosen.update({fields[0]: "pass", **({fields[1]: "fail"} if len(fields) > 1 else {})})
+        chosen.update({fields[1]: "pass", **({fields[2]: "fail"} if len(fields) > 2 else {})})
         more = [choice for choice in properties["how"]["enum"] if "show me more" in choice]
         chosen.update({"how": more[0]} if more else {})
     elif step == "FailureClusteringReview":
@@ -186,8 +186,9 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
     assert titles.count("CalibrationReview") == 2  # the person asked for more once, so a second form
     calibration_forms = [f for f in reviewer.forms if f["schema"]["title"] == "CalibrationReview"]
     bulk = calibration_forms[0]["schema"]["properties"]["how"]["description"]
-    assert "refitted once it has 6 labels" in bulk  # how many labels are needed, stated up front
-    shown = sum(sum(name.startswith("item_") for name in f["schema"]["properties"]) for f in calibration_forms)
+    assert "refitted when the metric has 6 labels" in bulk  # how many labels are needed, stated up front
+    # every item field but the first form's "is this metric meaningful?"
+    shown = sum(sum(name.startswith("item_") for name in f["schema"]["properties"]) for f in calibration_forms) - 1
 
     summary = json.loads((out / "workflow_summary.json").read_text())
     decisions = {d["step"]: d for d in summary["decisions"]}
@@ -209,7 +210,7 @@ def test_every_review_pause_is_answered_refusals_reopen_the_form_and_a_second_ru
     assert len(labels) == shown  # every shown answer starts at the verdict: a label, confirmed or changed
     assert {label["reviewer"] for label in labels} == {"ana"}
     record = decisions["calibration"]["review"]
-    assert (record["how"], record["forms"], record["shown"]) == ("reviewed item by item", 2, shown)
+    assert (record["how"], record["forms"], record["shown"]) == ("reviewed item by item", 2, shown + 1)
     assert len(record["changed"]) <= 2  # only the two answers set against the proposal can differ from it
     book = json.loads((out / "calibration" / "thresholds.json").read_text())
     assert (book["labels"], book["labels_changed"]) == (shown, len(record["changed"]))

@@ -38,3 +38,14 @@ def test_a_metric_failing_nearly_every_row_is_not_a_top_risk_but_is_still_named(
 def test_the_cut_is_more_than_95_percent_either_way() -> None:
     assert informative(95, 100) and informative(5, 100)
     assert not informative(96, 100) and not informative(4, 100) and not informative(0, 0)
+
+
+def test_a_metric_the_reviewer_marked_not_meaningful_leaves_the_risks() -> None:
+    marked = _evaluator("similarity", "Similarity")
+    marked["metrics"][0]["in_verdict"] = False
+    verdicts = {"similarity": ["fail"] * 20 + ["pass"] * 20, "groundedness": ["fail"] * 8 + ["pass"] * 32}
+    lines = primary_metric_headline([marked, _evaluator("groundedness", "Groundedness")], _cases(verdicts))
+    assert [line["evaluator"] for line in lines] == ["groundedness", "similarity"]
+    assert lines[1]["note"] == "marked not meaningful for this system by the reviewer: left out of the verdict"
+    interpretation = {"headline": lines, "mrm": {"weaknesses": {}, "robustness": {}}}
+    assert [risk["text"] for risk in _risks(interpretation)] == ["Groundedness: 8 of 40 below 0.50"]
