@@ -2,6 +2,8 @@
 HTML page with a delta chart. Every model key, question, reason and problem text came from a run, so it is
 escaped for its medium (``for_markdown_cell``, autoescaped templates, ``figure_text`` inside the chart)."""
 
+from collections.abc import Callable
+
 import plotly.graph_objects as go
 from assay.artifacts.report.page import Section, figure_html, figure_text, render, render_page
 
@@ -34,6 +36,7 @@ def comparison_markdown(comparison: Comparison) -> str:
         "## What was compared",
         "",
         *compared_lines(comparison),
+        *_left_out_table(comparison),
         "",
         "## Significant changes",
         "",
@@ -69,21 +72,22 @@ def comparison_markdown(comparison: Comparison) -> str:
             )
     else:
         lines.append("The same problems in both runs.")
-    lines += ["", "## Not compared", "", *_unmatched_lines(comparison)]
+    lines += ["", "## Not compared", "", *unmatched_lines(comparison)]
     left_out = comparison.compared.left_out if comparison.compared else []
     if max(len(rows), len(comparison.case_changes), len(left_out)) > MAX_MARKDOWN_ROWS:
         lines += ["", f"Tables are cut at {MAX_MARKDOWN_ROWS} rows; comparison.json has every row."]
     return "\n".join(lines) + "\n"
 
 
-def compared_lines(comparison: Comparison) -> list[str]:
-    """How much was compared and what was left out, first, so that "0 worse" is read against it."""
+def compared_lines(comparison: Comparison, text: Callable[[object], str] = for_markdown_text) -> list[str]:
+    """How much was compared, first, so that "0 worse" is read against it (what was left out follows, as each
+    medium lists it). ``text`` escapes the run's words for the medium."""
     compared = comparison.compared
     if compared is None:
         return ["Not recorded: this comparison was written before comparison schema version 2."]
     lines = []
     if compared.nothing_comparable:
-        lines += [f"**Nothing was comparable**: {for_markdown_text(compared.nothing_comparable_reason)}. No "
+        lines += [f"**Nothing was comparable**: {text(compared.nothing_comparable_reason)}. No "
                   "regression, and no absence of one, can be concluded from this comparison.", ""]  # fmt: skip
     by_case = compared.metrics_compared - compared.samples_compared
     lines.append(
@@ -95,17 +99,23 @@ def compared_lines(comparison: Comparison) -> list[str]:
             f"- {compared.samples_compared} compared as independent production samples (labs imported from traces: "
             "different requests in each run; the interval is an unpaired bootstrap of the difference in means)."
         )
-    if compared.left_out:
-        lines += ["", "| left out | reason | detail |", "|---|---|---|"]
-        lines += [f"| {for_markdown_cell(item.item)} | {item.reason} | {for_markdown_cell(item.detail)} |"
-                  for item in compared.left_out[:MAX_MARKDOWN_ROWS]]  # fmt: skip
     return lines
 
 
-def _unmatched_lines(comparison: Comparison) -> list[str]:
+def _left_out_table(comparison: Comparison) -> list[str]:
+    left_out = comparison.compared.left_out if comparison.compared else []
+    if not left_out:
+        return []
+    return ["", "| left out | reason | detail |", "|---|---|---|"] + [
+        f"| {for_markdown_cell(item.item)} | {item.reason} | {for_markdown_cell(item.detail)} |"
+        for item in left_out[:MAX_MARKDOWN_ROWS]
+    ]
+
+
+def unmatched_lines(comparison: Comparison, text: Callable[[object], str] = for_markdown_cell) -> list[str]:
     """What "What was compared" does not already list: problems not compared; everything for old documents."""
     unmatched = comparison.unmatched
-    notes = [f"- {for_markdown_cell(note)}" for note in unmatched.notes]
+    notes = [f"- {text(note)}" for note in unmatched.notes]
     if comparison.compared is not None:
         return notes or ["Nothing else was left out (see What was compared)."]
     parts = {
@@ -114,9 +124,7 @@ def _unmatched_lines(comparison: Comparison) -> list[str]:
         "evaluators only in the baseline": unmatched.evaluators_only_in_baseline,
         "evaluators only in the current run": unmatched.evaluators_only_in_current,
     }
-    lines = [
-        f"- {name}: {', '.join(for_markdown_cell(item) for item in items)}" for name, items in parts.items() if items
-    ]
+    lines = [f"- {name}: {', '.join(text(item) for item in items)}" for name, items in parts.items() if items]
     return lines + notes or ["Everything in one run was matched in the other."]
 
 

@@ -2,10 +2,13 @@
 hard, with their correct answers, so a corpus owner can add them to the RAG corpus as one more document.
 
 Entries come from two steps only, as the manual says: cases a metric failed but the reviewer passed (human
-calibration) and originals whose answer flipped under an input variation (robustness step 8). Pure builder."""
+calibration) and originals whose answer flipped under an input variation (robustness step 8). A calibration entry
+takes the answer the person passed (the system's own, now known good); a flip keeps the test case's expected
+answer (the system's answers to the question disagree, so neither is known good). Pure builder."""
 
 import re
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from pydantic import Field
 
@@ -17,6 +20,10 @@ from assay.models.mrm import Calibration, RobustnessReport
 
 DEFAULT_TITLE = "Frequently asked questions"
 UNKNOWN_TOPIC = "Other questions"
+CORPUS_PATCH_SCHEMA_VERSION = 2
+"""2: entries say where their answer comes from (``answer_source``); version 1 took every answer from the test
+case's expected output."""
+AnswerSource = Literal["answer passed by the reviewer", "expected answer"]
 PERTURBED_KEY_SEPARATOR = "~"
 """Perturbed case keys read '<original key>~<perturbation>' (``assay.mrm.robustness``); used to find the original
 when the perturbed test lab is not given."""
@@ -24,7 +31,15 @@ when the perturbed test lab is not given."""
 
 class FaqEntry(DomainModel):
     question: str
-    answer: str = Field(description="The test case's expected output: the answer the corpus should support.")
+    answer: str = Field(
+        description="The answer the corpus should support: for a case a metric failed but the reviewer passed, the "
+        "answer the reviewer passed (the lab row's actual output); for an answer that flipped under an input "
+        "variation, the test case's expected output. ``answer_source`` says which."
+    )
+    answer_source: AnswerSource = Field(
+        default="expected answer",
+        description="'answer passed by the reviewer' or 'expected answer' (every answer of a version-1 patch).",
+    )
     topic: str | None = None
     reasons: list[str] = Field(description="Why the question is in the patch, one line per finding.")
     source_case_keys: list[str] = Field(description="Test cases (originals) the entry was made from.")
@@ -32,6 +47,7 @@ class FaqEntry(DomainModel):
 
 
 class CorpusPatch(PersistedModel):
+    schema_version: int = CORPUS_PATCH_SCHEMA_VERSION
     title: str
     run_id: str = Field(description="The run (or test lab) the entries were found in.")
     entries: list[FaqEntry] = Field(default_factory=list)
@@ -84,7 +100,7 @@ def build_corpus_patch(
             continue
         metrics = failed_metrics.get(row_key, [])
         reason = f"failed by {', '.join(metrics) if metrics else 'an automated metric'} but passed by the {judge}"
-        builder.add(row.test_case, row.model_key, reason, row_key)
+        builder.add(row.test_case, row.model_key, reason, row_key, passed_answer=row.actual_output or "")
     for report in robustness:
         if report.kind != "input_variations":
             continue
@@ -97,8 +113,9 @@ def build_corpus_patch(
                 continue
             perturbator = _perturbator(variant.test_case) if variant else None
             how = f"{perturbator} perturbation" if perturbator else "an input-variation perturbation"
-            builder.add(original, model_key, f"answer flipped under {how} ({report.evaluator_id}/{report.metric})",
-                        row_key)
+            builder.add(
+                original, model_key, f"answer flipped under {how} ({report.evaluator_id}/{report.metric})", row_key
+            )
     return CorpusPatch(title=title, run_id=run_id or lab.name, entries=builder.entries, skipped=builder.skipped)
 
 
@@ -113,16 +130,28 @@ class _EntryBuilder:
     def skip(self, row_key: str, why: str) -> None:
         self.skipped.append(f"{row_key}: {why}")
 
-    def add(self, case: TestCase, model_key: str, reason: str, row_key: str) -> None:
-        if not case.expected_output.strip():
-            self.skip(row_key, f"test case {case.key!r} has no expected answer")
+    def add(
+        self, case: TestCase, model_key: str, reason: str, row_key: str, *, passed_answer: str | None = None
+    ) -> None:
+        """``passed_answer``: the answer a reviewer passed (a calibration entry), taken instead of the expected one;
+        the first answer a question gets stays (calibration entries come first)."""
+        source: AnswerSource = "expected answer" if passed_answer is None else "answer passed by the reviewer"
+        answer = (case.expected_output if passed_answer is None else passed_answer).strip()
+        if not answer:
+            why = (
+                f"test case {case.key!r} has no expected answer"
+                if passed_answer is None
+                else ("the answer the reviewer passed is empty")
+            )
+            self.skip(row_key, why)
             return
         question = _normalised(case.prompt)
         entry = self._by_question.get(question)
         if entry is None:
             entry = FaqEntry(
                 question=case.prompt.strip(),
-                answer=case.expected_output.strip(),
+                answer=answer,
+                answer_source=source,
                 topic=case.topic,
                 reasons=[],
                 source_case_keys=[],

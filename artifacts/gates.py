@@ -22,11 +22,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from assay.artifacts.failed_requests import failed_requests_gate
+from assay.artifacts.findings.problems import is_host_failure
 from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.escaping import short_line
 from assay.models.evaluation import EvaluatorSpec, on_good_side
-from assay.models.gates import FAIL_ON_SEVERITIES, FailOn, Gate, GateReport, GateResult, SeverityGate
+from assay.models.gates import (
+    FAIL_ON_SEVERITIES,
+    FailedRequestsLimit,
+    FailOn,
+    Gate,
+    GateReport,
+    GateResult,
+    SeverityGate,
+)
 from assay.models.thresholds import recorded_override
 
 _EXPRESSION = re.compile(r"^\s*([A-Za-z0-9_.]+)\s*(>=|<=|>|<)\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(%?)\s*$")
@@ -140,8 +150,14 @@ def thresholds_in_force(run: RunDocuments) -> dict[tuple[str, str], tuple[float 
     return table
 
 
-def check_gates(run: RunDocuments, gates: Sequence[Gate], fail_on: FailOn | None = None) -> GateReport:
-    """Every gate for every model of ``run`` (an MRM run: its automated evaluation, with its threshold book)."""
+def check_gates(
+    run: RunDocuments,
+    gates: Sequence[Gate],
+    fail_on: FailOn | None = None,
+    failed_requests: FailedRequestsLimit | None = None,
+) -> GateReport:
+    """Every gate for every model of ``run`` (an MRM run: its automated evaluation, with its threshold book).
+    With a ``failed_requests`` limit, failed requests are judged on it alone: ``fail_on`` leaves them out."""
     thresholds = thresholds_in_force(run)
     evaluation = run.evaluation()
     summary = evaluation.get("summary.json") or {}
@@ -156,9 +172,14 @@ def check_gates(run: RunDocuments, gates: Sequence[Gate], fail_on: FailOn | None
         threshold, source = thresholds[evaluator_id, metric.key]
         document = evaluation.get(f"{evaluator_id}/results.json")
         results += _apply(gate, document, summary, evaluator_id, metric, (threshold, source))
-    severity = _severity_gate(evaluation.get(PROBLEMS_FILE), fail_on) if fail_on else None
-    breached = any(not result.passed for result in results) or (severity is not None and not severity.passed)
-    return GateReport(run_id=run.run_id, source=run.source, gates=results, severity=severity, breached=breached)
+    problems = evaluation.get(PROBLEMS_FILE)
+    severity = _severity_gate(problems, fail_on, apart=failed_requests is not None) if fail_on else None
+    requests = failed_requests_gate(evaluation, failed_requests) if failed_requests else None
+    breached = any(not result.passed for result in results) or any(
+        check is not None and not check.passed for check in (severity, requests)
+    )
+    return GateReport(run_id=run.run_id, source=run.source, gates=results, severity=severity,
+                      failed_requests=requests, breached=breached)  # fmt: skip
 
 
 def _apply(
@@ -244,12 +265,15 @@ def _threshold_book(document: Any) -> dict[tuple[str, str], tuple[float | None, 
     }
 
 
-def _severity_gate(document: Any, fail_on: FailOn) -> SeverityGate:
+def _severity_gate(document: Any, fail_on: FailOn, *, apart: bool = False) -> SeverityGate:
+    """``apart``: failed requests have their own gate, so the host-failure problems are not counted here."""
     if not isinstance(document, dict):
         return SeverityGate(
             fail_on=fail_on, counted={}, matching=0, passed=False,
             reason=f"not evaluable: the run has no {PROBLEMS_FILE}",
         )  # fmt: skip
+    if apart:
+        document = {**document, "problems": [p for p in document.get("problems", []) if not is_host_failure(p)]}
     counted = {"high": 0, "medium": 0, "low": 0}
     for problem in document.get("problems", []):
         counted[problem.get("severity", "low")] = counted.get(problem.get("severity", "low"), 0) + 1
@@ -257,9 +281,9 @@ def _severity_gate(document: Any, fail_on: FailOn) -> SeverityGate:
     matching = sum(counted.get(level, 0) for level in levels)
     described = ", ".join(f"{counted[level]} {level}" for level in ("high", "medium", "low"))
     passed = matching == 0
-    reason = f"{described} problems; --fail-on {fail_on} counts {'/'.join(levels)}: " + (
-        "none" if passed else f"{matching} breach ({_named_problems(document, levels)})"
-    )
+    found = "none" if passed else f"{matching} breach ({_named_problems(document, levels)})"
+    apart_note = " (failed requests judged apart)" if apart else ""
+    reason = f"{described} problems{apart_note}; --fail-on {fail_on} counts {'/'.join(levels)}: {found}"
     return SeverityGate(fail_on=fail_on, counted=counted, matching=matching, passed=passed, reason=reason)
 
 

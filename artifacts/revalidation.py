@@ -10,10 +10,10 @@ from assay.artifacts.comparison import compare_runs
 from assay.artifacts.comparison_report import comparison_html, comparison_markdown, significant
 from assay.artifacts.gates import check_gates
 from assay.artifacts.report.run_documents import RunDocuments
+from assay.artifacts.revalidation_markdown import verdict_markdown
 
-from assay.escaping import for_markdown_cell, for_markdown_text
 from assay.models.comparison import Comparison, MetricDelta
-from assay.models.gates import FailOn, Gate
+from assay.models.gates import FailedRequestsLimit, FailOn, Gate
 from assay.models.revalidation import BaselineApproval, RevalidationVerdict, Verdict
 
 FOLDER = "revalidation"
@@ -29,13 +29,17 @@ def assess(
     fail_on: FailOn | None,
     fail_on_regression: bool,
     baseline_note: str = "",
+    failed_requests: FailedRequestsLimit | None = None,
 ) -> tuple[RevalidationVerdict, dict[str, Any], str]:
-    """(verdict, documents to publish under the run, Markdown for the Prefect run's artifact)."""
-    report = check_gates(current, gates, fail_on)
+    """(verdict, documents to publish under the run, Markdown for the Prefect run's artifact). With a
+    ``failed_requests`` limit, failed requests are judged on it, not by ``fail_on``."""
+    report = check_gates(current, gates, fail_on, failed_requests)
     reasons = [f"gate {result.expression} on {result.model_key or 'the run'}: {result.reason}"
                for result in report.gates if not result.passed]  # fmt: skip
     if report.severity is not None and not report.severity.passed:
         reasons.append(f"--fail-on {report.severity.fail_on}: {report.severity.reason}")
+    if report.failed_requests is not None and not report.failed_requests.passed:
+        reasons.append(f"failed requests: {report.failed_requests.reason}")
     comparison: Comparison | None = None
     approval = None
     if baseline is not None:
@@ -87,11 +91,6 @@ def _verdict(comparison: Comparison | None, reasons: list[str]) -> Verdict:
     return "pass" if comparison is not None else "no baseline"
 
 
-STATUS = {"pass": "**passed**", "fail": "**FAILED**", "not comparable": "**FAILED: not comparable**",
-          "no baseline": "**no baseline**, nothing compared"}  # fmt: skip
-"""The artifact's headline per verdict; "not comparable" ends the run Failed like "fail"."""
-
-
 def _worst(comparison: Comparison, shown: int = 3) -> str:
     """The primary metrics that got worse, first few by size, so the run's state message names them."""
     worse = sorted((d for d in comparison.significantly_worse if d.is_primary), key=lambda d: -abs(d.delta or 0))
@@ -106,31 +105,21 @@ def _interval(delta: MetricDelta) -> str:
     return f" (delta {delta.delta:+.3g}, 95% interval [{delta.ci_low:+.3g}, {delta.ci_high:+.3g}])"
 
 
-def verdict_markdown(verdict: RevalidationVerdict, comparison: Comparison | None) -> str:
-    """The Prefect run's artifact: the verdict first, then who approved the baseline, then the details."""
-    cell = for_markdown_cell
-    status = STATUS[verdict.verdict]
-    lines = [f"# Re-validation {cell(verdict.name)}: {status}", "", f"- Run: {cell(verdict.run_id or '-')}"]
-    if verdict.baseline is not None:
-        approval = verdict.baseline
-        who = (f"approved by {cell(approval.approved_by)} at {approval.approved_at:%Y-%m-%d %H:%M} UTC"
-               if approval.source == "person" else "named by the deployment's `baseline` parameter")  # fmt: skip
-        lines.append(f"- Baseline: run {cell(approval.run_id)}, {who}")
-    else:
-        lines.append(f"- Baseline: none compared. {for_markdown_text(verdict.baseline_note)}")
-    for reason in verdict.reasons:
-        lines.append(f"- Fails: {for_markdown_text(reason, after_label=True)}")
-    gates = verdict.gates
-    if gates.gates or gates.severity is not None:
-        lines += ["", "## Gates", "", "| gate | model | value | verdict |", "|---|---|---:|---|"]
-        for result in gates.gates:
-            value = "not evaluable" if result.value is None else f"{result.value:.3f}"
-            lines.append(f"| {cell(result.expression)} | {cell(result.model_key or '-')} | {value} | "
-                         f"{'pass' if result.passed else 'BREACH'} |")  # fmt: skip
-        if gates.severity is not None:
-            lines.append(f"| --fail-on {gates.severity.fail_on} | all | {gates.severity.matching} problem(s) | "
-                         f"{'pass' if gates.severity.passed else 'BREACH'} |")  # fmt: skip
-    if comparison is not None:
-        body = comparison_markdown(comparison).split("\n", 1)[1]  # its own title is replaced by ours
-        lines += ["", "## Compared with the baseline", body.replace("\n## ", "\n### ")]
-    return "\n".join(lines) + "\n"
+def recorded_verdict(run: RunDocuments) -> RevalidationVerdict | None:
+    """The run's own re-validation verdict (revalidation/verdict.json); None for a run that was not one."""
+    document = run.get(f"{FOLDER}/verdict.json")
+    return RevalidationVerdict.model_validate(document) if isinstance(document, dict) else None
+
+
+def verdict_words(verdict: RevalidationVerdict | None) -> str:
+    """The verdict and why, in one line, for the person who approves the run as a baseline."""
+    if verdict is None:
+        return f"none recorded: not a re-validation run (it has no {FOLDER}/verdict.json)"
+    why = "; ".join(verdict.reasons)
+    if verdict.verdict == "fail":
+        return f"FAILED: {why}"
+    if verdict.verdict == "not comparable":
+        return f"FAILED, not comparable with its baseline: {why}"
+    if verdict.verdict == "pass" and verdict.baseline is not None:
+        return f"passed: compared with baseline run {verdict.baseline.run_id}, nothing failed"
+    return f"no baseline: nothing was compared, nothing failed. {verdict.baseline_note}".strip()

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, Field
 
-from assay.models.revalidation import BaselineApproval
+from assay.models.revalidation import FAILED_VERDICTS, BaselineApproval, Verdict
 from assay.names import person_name
 from assay.storage.base import ObjectStore
 from assay.storage.errors import ObjectNotFoundError
@@ -50,13 +50,25 @@ class Baselines:
         return [*book.history, book.current] if book else []
 
     def approve(
-        self, name: str, run_id: str, approved_by: str, note: str = "", via: str = "command line"
+        self,
+        name: str,
+        run_id: str,
+        approved_by: str,
+        note: str = "",
+        via: str = "command line",
+        *,
+        run_verdict: Verdict | None = None,
+        failed_run_reason: str = "",
     ) -> BaselineApproval:
-        """Only a completed run can become a baseline; the previous approval moves to the history."""
+        """Only a completed run can become a baseline, and a run whose re-validation failed (``run_verdict``) only
+        with the approver's reason; the previous approval moves to the history."""
         who = person_name(approved_by)
         if not who:
             raise ValueError("--by: the approving person's name is required (blank, spaces or invisible characters "
                              "are not a name)")  # fmt: skip
+        if run_verdict in FAILED_VERDICTS and not failed_run_reason.strip():
+            raise ValueError(f"run {run_id!r}: its re-validation verdict is {run_verdict!r}; approving it as the "
+                             "baseline needs the approver's reason")  # fmt: skip
         self.approvable(run_id)
         approval = BaselineApproval(
             name=check_name(name),
@@ -66,6 +78,8 @@ class Baselines:
             via=via,
             approved_at=datetime.now(UTC),
             note=note,
+            run_verdict=run_verdict,
+            failed_run_reason=failed_run_reason.strip(),
         )
         book = self._book(name)
         history = [*book.history, book.current] if book else []

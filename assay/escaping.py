@@ -87,3 +87,12 @@ def for_field_description(text: object) -> str:
     a plain label ("Question: ...") so no block marker can lead it."""
     single = " ".join(visible_controls(str(text)).split())
     return _MARKDOWN_INLINE.sub(lambda match: "\\" + match.group(), single)
+
+
+def for_prefect_markdown(text: object) -> str:
+    r"""For a Prefect Markdown artifact (a table cell, or text after a label on its line). Prefect's default UI
+    (V1) draws Markdown token by token and decodes only ``&lt; &gt; &amp; &quot; &#39;``: a numeric entity such
+    as ``&#124;`` (what :func:`for_markdown_cell` writes, right for GitHub and files) shows as it is. So the text
+    is escaped as for a field description (backslashes, which every renderer reads), and a ``|`` as ``\|``,
+    which GFM reads as a pipe inside its table cell."""
+    return for_field_description(text).replace("|", "\\|")

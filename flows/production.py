@@ -12,7 +12,7 @@ from assay.tasks.revalidate import checked_gates, judge_against_baseline
 from assay.tasks.traces import import_production_traces
 from prefect import flow
 
-from assay.models.gates import FailOn
+from assay.models.gates import FailedRequestsShare, FailOn
 from assay.models.workflow import RUN_DEFAULTS
 
 
@@ -31,6 +31,7 @@ def production_revalidation_flow(
     baseline: str | None = None,
     gates: list[str] | None = None,
     fail_on: FailOn | None = "high",
+    max_failed_requests_share: FailedRequestsShare | None = None,
     fail_on_regression: bool = True,
 ) -> dict[str, Any]:
     """Re-validate the production RAG from its exported traces against the approved baseline.
@@ -49,7 +50,11 @@ def production_revalidation_flow(
         out: The export folder; {run_id} in it becomes the run id (default: <assay home>/exports/<run id>).
         baseline: A run id to compare with instead of the baseline approved under this name.
         gates: Gate expressions such as groundedness>=0.8 (a pass rate per model); a breached gate fails the run.
-        fail_on: Fail the run on a problem of this severity or worse (high, medium or any); empty: never.
+        fail_on: Fail the run on a problem of this severity or worse (high, medium or any); empty: never. Failed
+            requests are not counted here: max_failed_requests_share judges them.
+        max_failed_requests_share: Fail the run when more than this share of a model's requests failed (the host
+            gave an error instead of an answer), from 0 to 1 (0.05 is 5%); empty: the default, 0.05, so one failed
+            request in 200 passes. The verdict counts the failed requests and says who set the limit.
         fail_on_regression: Fail the run when a metric is significantly worse than in the baseline or a case newly
             fails.
     """
@@ -58,5 +63,6 @@ def production_revalidation_flow(
     imported = import_production_traces(name, traces, format, lookback_days, sample, seed, stratify_by, mask_pii)
     print(f"{name}: {imported['cases']} of {imported['traces']} production requests imported: {imported['lab']}")
     summary = evaluate_flow(out=out, lab=imported["lab"], evaluators=evaluator_ids, name=name)
-    verdict = judge_against_baseline(name, summary["run_id"], baseline, checked, fail_on, fail_on_regression)
+    verdict = judge_against_baseline(name, summary["run_id"], baseline, checked, fail_on, fail_on_regression,
+                                     max_failed_requests_share)  # fmt: skip
     return concluded(name, summary["run_id"], verdict)

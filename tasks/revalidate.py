@@ -4,10 +4,11 @@ against its approved baseline, with the outcome published beside the run and in 
 from pathlib import Path
 from typing import Any
 
+from assay.artifacts.failed_requests import failed_requests_limit
 from assay.artifacts.gates import catalogue_from_specs, parse_gates, validate_gates
 from assay.artifacts.publish import publish_documents
 from assay.artifacts.report.run_documents import load_run
-from assay.artifacts.revalidation import assess
+from assay.artifacts.revalidation import assess, recorded_verdict, verdict_words
 from assay.evaluators import evaluator_class
 from assay.tasks.control_room import prefect_key
 from assay.tasks.timing import library_time
@@ -19,7 +20,7 @@ from assay.baselines import Baselines, pinned
 from assay.config import load_settings
 from assay.models.artifacts import Producer
 from assay.models.gates import FailOn, Gate
-from assay.models.revalidation import BaselineApproval
+from assay.models.revalidation import BaselineApproval, BaselineCandidate
 from assay.storage.factory import open_artifact_store, open_object_store
 from assay.storage.runs import RunStates
 
@@ -42,9 +43,11 @@ def judge_against_baseline(
     gates: list[Gate],
     fail_on: FailOn | None,
     fail_on_regression: bool,
+    max_failed_requests_share: float | None = None,
 ) -> dict[str, Any]:
     """Compare the run with the deployment's pinned baseline, else the one a person approved for ``name``;
-    publish verdict, gates and comparison under ``<export>/revalidation/``; return the verdict."""
+    publish verdict, gates and comparison under ``<export>/revalidation/``; return the verdict. Failed requests
+    are judged on ``max_failed_requests_share`` (empty: the default share), never by ``fail_on``."""
     with library_time():
         settings = load_settings()
         object_store, artifact_store = open_object_store(settings), open_artifact_store(settings)
@@ -69,6 +72,7 @@ def judge_against_baseline(
             fail_on=fail_on,
             fail_on_regression=fail_on_regression,
             baseline_note=note,
+            failed_requests=failed_requests_limit(max_failed_requests_share),
         )
         publish_documents(
             documents,
@@ -87,19 +91,27 @@ def judge_against_baseline(
 
 
 @task(name="baseline-candidate", cache_policy=NO_CACHE, persist_result=False)
-def baseline_candidate(run_id: str, name: str) -> dict[str, str]:
-    """What an approver is shown, by label: the run (refused here, before any pause, unless known and complete)
-    and the baseline it would replace."""
+def baseline_candidate(run_id: str, name: str) -> BaselineCandidate:
+    """What an approver is shown, by label: the run's own re-validation verdict, the run (refused here, before
+    any pause, unless known and complete) and the baseline it would replace."""
     with library_time():
-        baselines = Baselines(open_object_store(load_settings()))
+        settings = load_settings()
+        object_store = open_object_store(settings)
+        baselines = Baselines(object_store)
         record = baselines.approvable(run_id)
         current = baselines.get(name)
+        try:
+            documents = load_run(run_id, runs=RunStates(object_store), store=open_artifact_store(settings))
+        except (FileNotFoundError, ValueError):  # nothing exported or stored: no verdict to show
+            documents = None
+        verdict = recorded_verdict(documents) if documents is not None else None
     finished = record.finished_at.isoformat(timespec="seconds") if record.finished_at else "not recorded"
     replaces = "none (the first baseline of this name)"
     if current is not None:
         at = current.approved_at.isoformat(timespec="seconds")
         replaces = f"run {current.run_id}, approved by {current.approved_by} at {at}"
-    return {
+    facts = {
+        "Verdict": verdict_words(verdict),
         "Run": record.run_id,
         "Re-validation": name,
         "Workflow": record.workflow or "not recorded",
@@ -107,9 +119,16 @@ def baseline_candidate(run_id: str, name: str) -> dict[str, str]:
         "Export": record.export or "not recorded",
         "Replaces": replaces,
     }
+    return BaselineCandidate(facts=facts, run_verdict=verdict.verdict if verdict else None)
 
 
 @task(name="approve-baseline", cache_policy=NO_CACHE, persist_result=False)
-def approve_baseline(name: str, run_id: str, approver: str, note: str) -> BaselineApproval:
+def approve_baseline(
+    name: str, run_id: str, approver: str, note: str, candidate: BaselineCandidate, failed_run_reason: str = ""
+) -> BaselineApproval:
+    """Recorded "via prefect-ui", with the run's verdict and, for a failed run, the approver's reason."""
     with library_time():
-        return Baselines(open_object_store(load_settings())).approve(name, run_id, approver, note, via="prefect-ui")
+        return Baselines(open_object_store(load_settings())).approve(
+            name, run_id, approver, note, via="prefect-ui", run_verdict=candidate.run_verdict,
+            failed_run_reason=failed_run_reason,
+        )  # fmt: skip

@@ -47,6 +47,18 @@ def test_unknown_running_or_unnamed_approvals_are_refused(store) -> None:  # typ
     assert baselines.get("weekly") is None
 
 
+def test_a_run_whose_revalidation_failed_is_approved_only_with_a_reason_kept_with_it(store) -> None:  # type: ignore[no-untyped-def]
+    run_id, baselines = _completed_run(store, "e"), Baselines(store)
+    for verdict in ("fail", "not comparable"):
+        with pytest.raises(ValueError, match=f"verdict is '{verdict}'; approving it as the baseline needs the"):
+            baselines.approve("weekly", run_id, "Ana", run_verdict=verdict, failed_run_reason=" \n ")
+    assert baselines.get("weekly") is None
+    approval = baselines.approve("weekly", run_id, "Ana", run_verdict="fail", failed_run_reason=" index rebuilt ")
+    assert (approval.run_verdict, approval.failed_run_reason) == ("fail", "index rebuilt")
+    assert baselines.get("weekly") == approval
+    assert baselines.approve("weekly", run_id, "Ana", run_verdict="pass").failed_run_reason == ""
+
+
 def test_a_pinned_baseline_says_it_came_from_the_deployment() -> None:
     approval = pinned("weekly", "run-1")
     assert (approval.approved_by, approval.source) == ("deployment parameter", "deployment parameter")

@@ -75,3 +75,14 @@ def test_text_after_a_label_keeps_its_leading_dash() -> None:
     assert for_markdown_text("--fail-on high: 2 high problems") == "&#45;-fail-on high: 2 high problems"
     assert for_markdown_text("--fail-on high: 2 high problems", after_label=True) == "--fail-on high: 2 high problems"
     assert for_markdown_text("<b>*x*</b>", after_label=True) == for_markdown_text("<b>*x*</b>")
+
+
+def test_prefect_markdown_escapes_with_backslashes_which_the_default_ui_reads() -> None:
+    """Prefect's V1 shows numeric entities (``&#124;``) as they are: a Prefect artifact's text is backslash-escaped
+    instead, a pipe too, so a table cell keeps it as text and the row keeps its cells."""
+    from assay.escaping import for_prefect_markdown
+
+    escaped = for_prefect_markdown("a|b [x](javascript:alert(1)) <script> *bold* \\| \x1b[31m\nnext")
+    assert escaped == "a\\|b \\[x\\](javascript:alert(1)) \\<script> \\*bold\\* \\\\\\| \\\\x1b\\[31m next"
+    assert "&#" not in escaped
+    assert for_prefect_markdown("interval [-0.4, -0.1]; model_key") == "interval \\[-0.4, -0.1\\]; model_key"

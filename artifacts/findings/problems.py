@@ -1,6 +1,7 @@
 """Problems: what a validator must act on (seed 002 "Problems and insights")."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from assay.artifacts.findings.common import (
     Thresholds,
@@ -23,9 +24,7 @@ _ROBUSTNESS_ACTION = (
 )
 
 
-def find_problems(
-    lab: TestLab, results: Sequence[EvaluationResult], thresholds: Thresholds = None
-) -> list[Problem]:
+def find_problems(lab: TestLab, results: Sequence[EvaluationResult], thresholds: Thresholds = None) -> list[Problem]:
     """``thresholds``: the run's threshold book after calibration (``ThresholdBook.in_force()``).
 
     Privacy and security evaluators are zero-tolerance: besides the average, every leaking case is a problem
@@ -255,6 +254,12 @@ def _too_short_to_embed(lab: TestLab) -> list[Problem]:
                 )
             )
     return problems
+
+
+def is_host_failure(problem: Mapping[str, Any]) -> bool:
+    """A problem of ``_host_failures`` as problems_and_actions.json has it: a runtime problem of no evaluator (a
+    judge's failures name theirs)."""
+    return problem.get("problem_type") == "runtime" and "evaluator" not in (problem.get("attributes") or {})
 
 
 def _host_failures(lab: TestLab) -> list[Problem]:

@@ -15,6 +15,8 @@ VERDICT_SCHEMA_VERSION = 2
 from ``breached`` and whether a baseline was named."""
 
 Verdict = Literal["pass", "fail", "not comparable", "no baseline"]
+FAILED_VERDICTS: tuple[Verdict, ...] = ("fail", "not comparable")
+"""The verdicts that end a re-validation run Failed."""
 
 
 class BaselineApproval(BaseModel):
@@ -27,6 +29,25 @@ class BaselineApproval(BaseModel):
     )
     approved_at: datetime
     note: str = ""
+    run_verdict: Verdict | None = Field(
+        default=None,
+        description="The approved run's own re-validation verdict (revalidation/verdict.json) when it was approved; "
+        "None: not a re-validation run, or approved before the verdict was recorded.",
+    )
+    failed_run_reason: str = Field(
+        default="", description="Why a run whose re-validation failed was approved all the same (required then)."
+    )
+
+
+class BaselineCandidate(BaseModel):
+    """What a person is shown before approving a run as a baseline, and the run's own verdict."""
+
+    facts: dict[str, str] = Field(description="Label -> value, in the order shown (the verdict first).")
+    run_verdict: Verdict | None = Field(description="The run's re-validation verdict; None: not a re-validation.")
+
+    @property
+    def failed(self) -> bool:
+        return self.run_verdict in FAILED_VERDICTS
 
 
 class RevalidationVerdict(PersistedModel):

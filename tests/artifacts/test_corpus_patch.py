@@ -1,5 +1,6 @@
 """The corpus patch from hand-made calibration and robustness outputs: which questions enter, with which answer
-and reason, deduplication, and the Markdown a corpus owner adds as is."""
+(the one a reviewer passed for a calibration entry, the expected one for a robustness flip) and reason,
+deduplication, and the Markdown a corpus owner adds as is."""
 
 from assay.artifacts.corpus_patch import CorpusPatch, build_corpus_patch
 
@@ -21,11 +22,20 @@ TYPO_RATE = TestCase(
 )
 
 
+ANSWERS = {"fee": "A replacement card costs £25.", "fee-2": "It is £25 per card.", "late": "£12 per late payment.",
+           "rate": "The saver pays 2.5% AER.", "isa": "Yes: open it in the app.", "vague": "  "}  # fmt: skip
+"""What the systems answered (every model the same): a passed answer enters the patch in place of the expected."""
+
+
 def lab(name: str, cases: list[TestCase], models: tuple[str, ...] = ("m1", "m2")) -> TestLab:
     return TestLab(
         name=name,
         models=[ModelHost(key=model, type="t") for model in models],
-        rows=[TestLabRow(test_case=case, model_key=model, actual_output="x") for case in cases for model in models],
+        rows=[
+            TestLabRow(test_case=case, model_key=model, actual_output=ANSWERS.get(case.key, "x"))
+            for case in cases
+            for model in models
+        ],
     )
 
 
@@ -87,7 +97,8 @@ def test_entries_from_calibration_and_input_variation_flips() -> None:
     assert entries == [
         {
             "question": "What is the card replacement fee?",
-            "answer": "£25 per card.",
+            "answer": "A replacement card costs £25.",  # what m1 answered and the reviewer passed, not expected
+            "answer_source": "answer passed by the reviewer",
             "topic": "cards",
             "reasons": ["failed by similarity/score but passed by the reviewer"],
             "source_case_keys": ["fee", "fee-2"],  # same question, once
@@ -95,7 +106,8 @@ def test_entries_from_calibration_and_input_variation_flips() -> None:
         },
         {
             "question": "What rate does the saver pay?",  # the original question, not the perturbed one
-            "answer": "2.5% AER.",
+            "answer": "2.5% AER.",  # a flip: the expected answer, not what a system answered
+            "answer_source": "expected answer",
             "topic": "savings",
             "reasons": ["answer flipped under typos perturbation (similarity/score)"],
             "source_case_keys": ["rate"],
@@ -104,14 +116,37 @@ def test_entries_from_calibration_and_input_variation_flips() -> None:
         {
             "question": "What is the late payment fee?",  # original found from the key without the perturbed lab
             "answer": "£12.",
+            "answer_source": "expected answer",
             "topic": "cards",
             "reasons": ["answer flipped under an input-variation perturbation (similarity/score)"],
             "source_case_keys": ["late"],
             "models": ["m1"],
         },
     ]
-    assert patch.skipped == ["m1:vague: test case 'vague' has no expected answer", "m1:ghost: not in the test lab"]
-    assert patch.run_id == "run-7" and patch.schema_version == 1
+    assert patch.skipped == ["m1:vague: the answer the reviewer passed is empty", "m1:ghost: not in the test lab"]
+    assert patch.run_id == "run-7" and patch.schema_version == 2
+
+
+def test_a_passed_answer_is_taken_even_without_an_expected_one_and_a_flip_needs_the_expected_one() -> None:
+    """A production-like case has no expected answer: the reviewer's passed answer is all the patch needs; an
+    input-variation flip of such a case has no answer to give and is skipped, saying why."""
+    unreferenced = TestCase(key="open", prompt="When is the branch open?", expected_output="", topic="branches")
+    answered = lab("l", [unreferenced], models=("m1",))
+    answered.rows[0].actual_output = " Monday to Friday, 9 to 5. "
+    passed = CALIBRATION.model_copy(update={"human_passed_failures": ["m1:open"]})
+    [entry] = build_corpus_patch(answered, passed, []).entries
+    assert (entry.answer, entry.answer_source) == ("Monday to Friday, 9 to 5.", "answer passed by the reviewer")
+    flipped = build_corpus_patch(answered, None, [report("input_variations", ["m1:open~t1"])])
+    assert flipped.entries == [] and flipped.skipped == ["m1:open~t1: test case 'open' has no expected answer"]
+
+
+def test_a_version_1_patch_loads_with_expected_answers() -> None:
+    written = build_corpus_patch(BASELINE, CALIBRATION, []).model_dump(mode="json")
+    written["schema_version"] = 1
+    for entry in written["entries"]:
+        del entry["answer_source"]
+    old = CorpusPatch.model_validate(written)
+    assert {entry.answer_source for entry in old.entries} == {"expected answer"}
 
 
 def test_markdown_groups_entries_by_topic() -> None:
@@ -120,6 +155,7 @@ def test_markdown_groups_entries_by_topic() -> None:
     )
     patch = build_corpus_patch(BASELINE, by_ana, [], title="Bank FAQ")
     assert patch.entries[0].reasons == ["failed by an automated metric but passed by the reviewer (ana)"]
+    assert [entry.answer_source for entry in patch.entries] == ["answer passed by the reviewer"] * 3
     assert patch.markdown() == (
         "# Bank FAQ\n"
         "\n"
@@ -128,17 +164,17 @@ def test_markdown_groups_entries_by_topic() -> None:
         "## cards\n"
         "\n"
         "Q: What is the card replacement fee?\n"
-        "A: £25 per card.\n"
+        "A: A replacement card costs £25.\n"
         "\n"
         "## savings\n"
         "\n"
         "Q: What rate does the saver pay?\n"
-        "A: 2.5% AER.\n"
+        "A: The saver pays 2.5% AER.\n"
         "\n"
         "## Other questions\n"
         "\n"
         "Q: Can I open an ISA online?\n"
-        "A: Yes, in the app.\n"
+        "A: Yes: open it in the app.\n"
     )
 
 

@@ -72,7 +72,9 @@ def test_a_baseline_is_approved_by_clicking_in_the_default_ui(tmp_path: Path) ->
                 dialog = v1_open_resume_dialog(browser, api_url.removesuffix("/api"), flow_run)
                 question = f"Approve run {second} as the baseline?"
                 field = v1_field(dialog, question)
-                for text in (question, "Replaces: run " + first, "approved by Ana Lima", "Workflow: evaluate"):
+                shown_texts = (question, "Verdict: none recorded: not a re-validation run", "Replaces: run " + first,
+                               "approved by Ana Lima", "Workflow: evaluate")  # fmt: skip
+                for text in shown_texts:
                     shown = field.get_by_text(text).first
                     shown.scroll_into_view_if_needed()
                     box = shown.bounding_box()

@@ -1,6 +1,7 @@
 """Scheduled re-validation as a validation team runs it: a first run has no baseline and says how to approve
 one; a person approves it; a later run whose system got worse is compared with it, writes into its own
-folder, publishes the comparison in the run's Artifacts tab and ends Failed so an automation can notify."""
+folder, publishes the comparison in the run's Artifacts tab and ends Failed so an automation can notify. Failed
+requests are judged on their own limit (max_failed_requests_share), not by --fail-on."""
 
 import json
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import ClassVar
 from assay.flows.revalidate import revalidation_flow
 
 from assay.baselines import Baselines
+from assay.calls.errors import HostError
 from assay.config import load_settings
 from assay.hosts import Host, HostAnswer, register_host
 from assay.models import TestCase
@@ -31,6 +33,23 @@ class DriftingHost(Host):
 
 
 register_host(DriftingHost)
+
+
+class FlakyHost(Host):
+    """Answers every case with its expected answer but the first one, which fails as a dead upstream does."""
+
+    type: ClassVar[str] = "flaky-test-host"
+    description: ClassVar[str] = "test double"
+
+    async def answer(self, case: TestCase) -> HostAnswer:
+        if case.key == FlakyHost.failing:
+            raise HostError("HTTP 502 from the upstream model", "connection")
+        return HostAnswer(actual_output=case.expected_output or case.prompt)
+
+    failing: ClassVar[str] = ""
+
+
+register_host(FlakyHost)
 
 
 def _run(suite: Path, **parameters):  # type: ignore[no-untyped-def]
@@ -116,3 +135,26 @@ def test_a_misspelled_gate_fails_before_any_host_is_asked(small_suite: Path) -> 
     assert state.is_failed()
     assert "answer_similarityy" in state.message
     assert (set(exports.iterdir()) if exports.exists() else set()) == before
+
+
+def test_failed_requests_are_judged_on_their_own_limit_not_by_fail_on(small_suite: Path) -> None:
+    """One failed request in six: over the default 5% (the run fails, saying so and who set the limit, with the
+    host's error), within a 20% limit the operator sets (the run completes although --fail-on high would count
+    the host failure as a high problem)."""
+    suite = json.loads(small_suite.read_text())
+    FlakyHost.failing = suite["tests"][0]["test_cases"][0]["key"]
+    common = {"suite": str(small_suite), "hosts": ["flaky-test-host"], "evaluators": ["answer_semantic_similarity"],
+              "fail_on": "high", "return_state": True}  # fmt: skip
+    failed = revalidation_flow(name=f"{NAME}-flaky", **common)
+    assert failed.is_failed()
+    message = " ".join(failed.message.split())
+    assert "failed requests: flaky-test-host: 1 of 6 requests failed (16.7%); over the limit of 5% (the default)" in (
+        message
+    ), message
+    assert "HTTP 502 from the upstream model" in message and "--fail-on high" not in message, message
+    allowed = revalidation_flow(name=f"{NAME}-flaky-allowed", max_failed_requests_share=0.2, **common)
+    assert allowed.is_completed(), allowed.message
+    requests = allowed.result()["gates"]["failed_requests"]
+    assert (requests["passed"], requests["limit"]["set_by"]) == (True, "parameter")
+    assert [(model["failed"], model["requests"]) for model in requests["models"]] == [(1, 6)]
+    assert "within the limit of 20% (set by max_failed_requests_share)" in requests["reason"]

@@ -1,21 +1,27 @@
 """A baseline approved from the Prefect UI's pause form, against a real Prefect server: the form shows the run
 and the baseline it replaces, starts at "do not approve", refuses a blank name (the form opens again with the
 reason first), and records the approval under the approver's name, via prefect-ui; a declined approval changes
-nothing; a run that is not complete is refused before any pause."""
+nothing; a run that is not complete is refused before any pause; a run whose re-validation failed is shown
+failed, with why, in the first field, and is approved only with the approver's reason, kept with the approval."""
 
 import json
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from assay.flows.baseline import APPROVE, DECLINE
+from assay.artifacts.report.run_documents import RunDocuments
+from assay.artifacts.revalidation import assess
+from assay.flows.baseline import APPROVE, DECLINE, REASON_TITLE
 
 from assay.baselines import Baselines
+from assay.models.revalidation import BaselineApproval
 from assay.storage import LocalObjectStore
-from assay.storage.runs import RunStates
+from assay.storage.runs import RUN_FILE, RunStates
+from tests.support.fake_runs import fake_run, write_run
 from tests.support.prefect_server import running_prefect_server, server_environment
 
 FLOW_CALL = "import json, sys; from flows.baseline import approve_baseline_flow as f; f(**json.loads(sys.argv[1]))"
@@ -51,6 +57,7 @@ def _start(server: tuple[str, Path], home: Path, **parameters: object) -> subpro
 def _next_form(process: subprocess.Popen, home: Path, seen: set[str]) -> tuple[object, dict]:
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateName
+    from prefect.exceptions import PrefectHTTPStatusError
 
     deadline = time.monotonic() + WAIT_S
     with get_client(sync_client=True) as client:
@@ -59,10 +66,16 @@ def _next_form(process: subprocess.Popen, home: Path, seen: set[str]) -> tuple[o
             runs = [run for run in client.read_flow_runs(flow_run_filter=paused) if run.state.id not in seen]
             if runs:
                 run = runs[0]
+                try:  # Prefect pauses the run first and writes the form's schema then
+                    schema = json.loads(
+                        client.read_flow_run_input(run.id, run.state.state_details.run_input_keyset["schema"])
+                    )
+                except PrefectHTTPStatusError as error:
+                    if error.response.status_code != 404:
+                        raise
+                    time.sleep(0.2)
+                    continue
                 seen.add(run.state.id)
-                schema = json.loads(
-                    client.read_flow_run_input(run.id, run.state.state_details.run_input_keyset["schema"])
-                )
                 return run, schema
             assert process.poll() is None, (home / "flow.log").read_text()[-3000:]
             time.sleep(0.5)
@@ -122,6 +135,55 @@ def test_a_declined_approval_changes_nothing_and_an_unfinished_run_is_refused(se
     assert (
         f"run {unfinished!r} is running: only a completed run can be a baseline" in (tmp_path / "flow.log").read_text()
     )
+
+
+def _failed_revalidation_run(home: Path) -> str:
+    """A completed run whose export holds a failed re-validation verdict (a regression against its baseline)."""
+    states = RunStates(LocalObjectStore(home / "store"))
+    export = home / "exports" / "failed-week"
+    record = states.start("failed-week", workflow="evaluate", export=str(export))
+    approval = BaselineApproval(name="weekly", run_id="base", approved_by="Ana Lima", source="person",
+                                approved_at=datetime.now(UTC))  # fmt: skip
+    cases = [f"c{index}" for index in range(6)]
+    current = fake_run(record.run_id, {"rag": {case: 0.1 if case < "c3" else 0.9 for case in cases}})
+    baseline = (approval, fake_run("base", {"rag": dict.fromkeys(cases, 0.9)}))
+    _, documents, _ = assess("weekly", current, baseline=baseline, gates=[], fail_on=None, fail_on_regression=True)
+    exported = {**current.documents, **documents, RUN_FILE: {"run_id": record.run_id}}
+    write_run(RunDocuments(source="test", documents=exported), export)
+    return states.finish(record).run_id
+
+
+def test_a_failed_run_is_shown_failed_and_approved_only_with_the_approvers_reason(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from prefect.flow_runs import resume_flow_run
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    run_id = _failed_revalidation_run(tmp_path)
+    process = _start(server, tmp_path, run_id=run_id, name="weekly")
+    seen: set[str] = set()
+    try:
+        with temporary_settings({PREFECT_API_URL: server[0]}):
+            run, schema = _next_form(process, tmp_path, seen)
+            assert list(schema["properties"]) == ["decision", "reason", "approver"]
+            decision = schema["properties"]["decision"]
+            assert decision["title"] == f"Approve run {run_id} as the baseline? Its re-validation FAILED."
+            # the first field's description opens with the verdict and why (V1 draws the pause's own one 0 px high)
+            assert decision["description"].startswith("Verdict: FAILED: regression against baseline run base: 1 metric")
+            assert schema["properties"]["reason"]["title"] == REASON_TITLE
+            resume_flow_run(run.id, run_input={"decision": APPROVE, "approver": "Grace Hopper"})  # no reason: refused
+            run, schema = _next_form(process, tmp_path, seen)
+            decision = schema["properties"]["decision"]
+            assert decision["description"].startswith(f"NOT ACCEPTED, please correct: {REASON_TITLE}")
+            assert (decision["default"], schema["properties"]["approver"]["default"]) == (APPROVE, "Grace Hopper")
+            reason = "the new index answers differently; the owner accepts it"
+            resume_flow_run(run.id, run_input={"decision": APPROVE, "approver": "Grace Hopper", "reason": reason})
+        assert process.wait(timeout=WAIT_S) == 0, (tmp_path / "flow.log").read_text()[-3000:]
+    finally:
+        if process.poll() is None:  # a failed check: its paused run must not be the next test's form
+            process.kill()
+    approval = Baselines(LocalObjectStore(tmp_path / "store")).get("weekly")
+    assert (approval.run_id, approval.approved_by, approval.run_verdict, approval.failed_run_reason) == (
+        run_id, "Grace Hopper", "fail", reason
+    )  # fmt: skip
 
 
 def test_a_run_killed_at_its_form_and_retried_asks_again_and_completes(server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
