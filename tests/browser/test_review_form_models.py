@@ -352,3 +352,24 @@ def test_decisions_are_recorded_in_words_naming_each_item(
     cases = review_cases(suite, validation, policy_ctx)
     assert cases.decided_by == "policy" and len(cases.in_words) == 1
     assert cases.in_words[0].startswith('case case-3 ("<script>') and cases.in_words[0].endswith('") excluded')
+
+
+def test_an_approvals_file_marks_a_metric_not_meaningful_by_its_key(tmp_path: Path) -> None:
+    from assay.mrm.approvals import ApprovalsFile, DecisionError
+
+    items = data.grounded_items() + data.review_items()
+    approvals = ApprovalsFile.model_validate(
+        {
+            "reviewer": "Bo",
+            "calibration": {"failed_item_ids": [items[7].item_id], "not_meaningful": ["groundedness/groundedness"]},
+        }
+    )
+    ctx = ReviewContext(store=_context(tmp_path).store, interactive=False, approvals=approvals)
+    decision = review_calibration(items, ctx)
+    assert decision.decision["not_meaningful"] == ["groundedness/groundedness"]
+    assert "groundedness marked not meaningful for this system" in decision.in_words
+    mistyped = ApprovalsFile.model_validate({"calibration": {"not_meaningful": ["groundedness/groundednes"]}})
+    with pytest.raises(DecisionError, match="not_meaningful: unknown review item id"):
+        review_calibration(
+            items, ReviewContext(store=_context(tmp_path / "b").store, interactive=False, approvals=mistyped)
+        )
