@@ -1,6 +1,7 @@
 """The compact embedding cache: round trip, size close to the raw vectors, and two processes writing at once."""
 
 import multiprocessing
+import sqlite3
 import zlib
 from pathlib import Path
 
@@ -66,3 +67,30 @@ def test_two_processes_writing_at_once_lose_and_tear_nothing(tmp_path: Path) -> 
     assert len(cache) == 600
     found = cache.get_many(list(expected))
     assert all(np.array_equal(found[k], v) for k, v in expected.items())
+
+
+def _opener(path: str, barrier: "multiprocessing.synchronize.Barrier", results: "multiprocessing.Queue[str]") -> None:
+    barrier.wait()
+    try:
+        EmbeddingCache(Path(path)).close()
+        results.put("ok")
+    except sqlite3.OperationalError as error:
+        results.put(str(error))
+
+
+def test_processes_opening_a_fresh_cache_at_once_wait_for_each_other(tmp_path: Path) -> None:
+    """Switching a fresh file to WAL while another process does the same answered "database is locked" at once
+    (13 of 400 opens, four processes at a time): each open now waits its turn. 30 rounds of four catch the old
+    behaviour about 97 times in 100."""
+    context = multiprocessing.get_context("fork")  # the children share this module's imports: no start-up cost
+    outcomes = []
+    for round_number in range(30):
+        path = tmp_path / f"round-{round_number}.sqlite3"
+        barrier, results = context.Barrier(4), context.Queue()
+        openers = [context.Process(target=_opener, args=(str(path), barrier, results)) for _ in range(4)]
+        for opener in openers:
+            opener.start()
+        outcomes += [results.get(timeout=60) for _ in openers]
+        for opener in openers:
+            opener.join(60)
+    assert [outcome for outcome in outcomes if outcome != "ok"] == []
