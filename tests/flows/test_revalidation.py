@@ -138,23 +138,18 @@ def test_a_misspelled_gate_fails_before_any_host_is_asked(small_suite: Path) -> 
 
 
 def test_failed_requests_are_judged_on_their_own_limit_not_by_fail_on(small_suite: Path) -> None:
-    """One failed request in six: over the default 5% (the run fails, saying so and who set the limit, with the
-    host's error), within a 20% limit the operator sets (the run completes although --fail-on high would count
-    the host failure as a high problem)."""
+    """One failed request in six: over the default 5%, so the run fails, saying so, who set the limit and the
+    host's error, and not as a --fail-on high breach. (One run: a flow run costs minutes here; the limit set by
+    the parameter and a share within it are unit-tested in tests/artifacts/test_revalidation_verdict.py.)"""
     suite = json.loads(small_suite.read_text())
     FlakyHost.failing = suite["tests"][0]["test_cases"][0]["key"]
-    common = {"suite": str(small_suite), "hosts": ["flaky-test-host"], "evaluators": ["answer_semantic_similarity"],
-              "fail_on": "high", "return_state": True}  # fmt: skip
-    failed = revalidation_flow(name=f"{NAME}-flaky", **common)
+    failed = revalidation_flow(
+        suite=str(small_suite), hosts=["flaky-test-host"], evaluators=["answer_semantic_similarity"], fail_on="high",
+        return_state=True, name=f"{NAME}-flaky",
+    )  # fmt: skip
     assert failed.is_failed()
     message = " ".join(failed.message.split())
     assert "failed requests: flaky-test-host: 1 of 6 requests failed (16.7%); over the limit of 5% (the default)" in (
         message
     ), message
     assert "HTTP 502 from the upstream model" in message and "--fail-on high" not in message, message
-    allowed = revalidation_flow(name=f"{NAME}-flaky-allowed", max_failed_requests_share=0.2, **common)
-    assert allowed.is_completed(), allowed.message
-    requests = allowed.result()["gates"]["failed_requests"]
-    assert (requests["passed"], requests["limit"]["set_by"]) == (True, "parameter")
-    assert [(model["failed"], model["requests"]) for model in requests["models"]] == [(1, 6)]
-    assert "within the limit of 20% (set by max_failed_requests_share)" in requests["reason"]
