@@ -64,6 +64,12 @@ class TestLabRow(DomainModel):
         default=None, description="The server's reply as received (bounded in size), kept as evidence."
     )
     attempts: int = Field(default=1, ge=0)
+    masked: dict[str, dict[str, int]] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,
+        description="What the trace import masked in this row: field -> kind -> values replaced by a placeholder "
+        "('answer': {'phone': 1}). The leakage evaluators read each placeholder as the leak it replaced.",
+    )
 
     @field_validator("actual_duration", "cost", "input_tokens", "output_tokens", "attempts", mode="before")
     @classmethod

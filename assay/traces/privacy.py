@@ -36,8 +36,9 @@ class Masker:
         self._done: dict[str, tuple[str, Counter[str]]] = {}
         """Each distinct text scanned once: a session's earlier turns recur in every later request's case."""
 
-    def text(self, value: str | None, count: bool = True) -> str | None:
-        """``value`` masked; ``count=False`` for a copy of a text already counted (the report's examples)."""
+    def text(self, value: str | None, count: bool = True, into: Counter[str] | None = None) -> str | None:
+        """``value`` masked; ``count=False`` for a copy of a text already counted (the report's examples);
+        ``into`` also counts what was masked in it there (one field of one case)."""
         if not value:
             return value
         if value not in self._done:
@@ -45,6 +46,8 @@ class Masker:
         cleaned, found = self._done[value]
         if count:
             self.counts.update(found)
+            if into is not None:
+                into.update(found)
         return cleaned
 
     def _mask(self, value: str) -> tuple[str, Counter[str]]:
@@ -61,14 +64,14 @@ class Masker:
                 return WITHHELD, found
         return cleaned, found
 
-    def data(self, value: Any, count: bool = True) -> Any:
+    def data(self, value: Any, count: bool = True, into: Counter[str] | None = None) -> Any:
         """Every string inside a JSON-like value (tool arguments), keys included."""
         if isinstance(value, str):
-            return self.text(value, count)
+            return self.text(value, count, into)
         if isinstance(value, dict):
-            return {self.text(str(key), count): self.data(item, count) for key, item in value.items()}
+            return {self.text(str(key), count, into): self.data(item, count, into) for key, item in value.items()}
         if isinstance(value, list):
-            return [self.data(item, count) for item in value]
+            return [self.data(item, count, into) for item in value]
         return value
 
 

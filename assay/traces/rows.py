@@ -1,7 +1,7 @@
 """From a mapped trace to a test-lab row, with every text read from the traces masked, and the import report
 masked the same way."""
 
-from collections import Counter
+from collections import Counter, defaultdict
 
 from assay.models import ConversationTurn, RetrievedChunk, TestCase, TestLabRow, ToolCall
 from assay.traces.mapping import MappedTrace
@@ -13,27 +13,35 @@ DEFAULT_SERVICE = "production"
 
 
 def lab_row(trace: MappedTrace, turns: list[ConversationTurn], format: str, masker: Masker) -> TestLabRow:
+    """The row of one request; ``masked`` records, per field, the kinds and counts of values masked in it."""
+    found: defaultdict[str, Counter[str]] = defaultdict(Counter)
+
+    def text(field: str, value: str | None) -> str | None:
+        return masker.text(value, into=found[field])
+
     case = TestCase(
-        key=masker.text(trace.trace_id) or trace.trace_id,
-        prompt=masker.text(trace.question) or "",
-        turns=[_masked_turn(turn, masker) for turn in turns],
-        categories=[masker.text(trace.route) or ""] if trace.route else [],
+        key=text("key", trace.trace_id) or trace.trace_id,
+        prompt=text("question", trace.question) or "",
+        turns=[_masked_turn(turn, masker, found["turns"]) for turn in turns],
+        categories=[text("route", trace.route) or ""] if trace.route else [],
         generator=f"production traces ({format})",
     )
-    return TestLabRow(
+    row = TestLabRow(
         test_case=case,
-        model_key=masker.text(trace.service) or DEFAULT_SERVICE,
-        actual_output=masker.text(trace.answer),
-        context=[_masked_chunk(chunk, masker) for chunk in trace.documents],
+        model_key=text("model_key", trace.service) or DEFAULT_SERVICE,
+        actual_output=text("answer", trace.answer),
+        context=[_masked_chunk(chunk, masker, found["context"]) for chunk in trace.documents],
         actual_duration=trace.latency_s,
         cost=trace.cost,
         cost_source="reported" if trace.cost is not None else None,
         input_tokens=trace.input_tokens,
         output_tokens=trace.output_tokens,
-        tool_calls=[_masked_call(call, masker) for call in trace.tool_calls],
-        error=masker.text(trace.error),
-        model_name=masker.text(trace.model_name),
+        tool_calls=[_masked_call(call, masker, found["tool_calls"]) for call in trace.tool_calls],
+        error=text("error", trace.error),
+        model_name=text("model_name", trace.model_name),
     )
+    masked = {field: dict(sorted(counts.items())) for field, counts in found.items() if counts}
+    return row.model_copy(update={"masked": masked}) if masked else row
 
 
 def unique_keys(rows: list[TestLabRow]) -> list[TestLabRow]:
@@ -51,8 +59,10 @@ def unique_keys(rows: list[TestLabRow]) -> list[TestLabRow]:
     return unique
 
 
-def _masked_chunk(chunk: RetrievedChunk, masker: Masker) -> RetrievedChunk:
-    return chunk.model_copy(update={"text": masker.text(chunk.text) or "", "doc_uri": masker.text(chunk.doc_uri) or ""})
+def _masked_chunk(chunk: RetrievedChunk, masker: Masker, found: Counter[str]) -> RetrievedChunk:
+    return chunk.model_copy(update={
+        "text": masker.text(chunk.text, into=found) or "", "doc_uri": masker.text(chunk.doc_uri, into=found) or "",
+    })  # fmt: skip
 
 
 def masked_report(report: TraceImportReport, masker: Masker) -> TraceImportReport:
@@ -65,15 +75,17 @@ def masked_report(report: TraceImportReport, masker: Masker) -> TraceImportRepor
                                              "masked": masked})  # fmt: skip
 
 
-def _masked_turn(turn: ConversationTurn, masker: Masker) -> ConversationTurn:
+def _masked_turn(turn: ConversationTurn, masker: Masker, found: Counter[str]) -> ConversationTurn:
     return turn.model_copy(update={
-        "content": masker.text(turn.content) or "", "context": [masker.text(text) or "" for text in turn.context],
+        "content": masker.text(turn.content, into=found) or "",
+        "context": [masker.text(text, into=found) or "" for text in turn.context],
     })  # fmt: skip
 
 
-def _masked_call(call: ToolCall, masker: Masker) -> ToolCall:
+def _masked_call(call: ToolCall, masker: Masker, found: Counter[str]) -> ToolCall:
     return call.model_copy(update={
-        "name": masker.text(call.name) or "", "span_id": masker.text(call.span_id),
-        "arguments": masker.data(call.arguments), "arguments_text": masker.text(call.arguments_text),
-        "output": masker.text(call.output), "error": masker.text(call.error),
+        "name": masker.text(call.name, into=found) or "", "span_id": masker.text(call.span_id, into=found),
+        "arguments": masker.data(call.arguments, into=found),
+        "arguments_text": masker.text(call.arguments_text, into=found),
+        "output": masker.text(call.output, into=found), "error": masker.text(call.error, into=found),
     })  # fmt: skip

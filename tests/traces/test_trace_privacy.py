@@ -159,3 +159,28 @@ def test_a_giant_line_is_refused_before_it_is_parsed(tmp_path: Path, monkeypatch
     line = _one_span_line(input__value="x" * 10_000)
     said = _refused_import(tmp_path, "t.jsonl", _one_span_line(input__value="ok").encode() + b"\n" + line.encode())
     assert "t.jsonl: line 2: longer than 4096 bytes" in said
+
+
+def test_a_masked_leak_is_recorded_per_field_and_fails_pii_leakage_as_the_kept_one_does(tmp_path: Path) -> None:
+    """Issue 36, item 1: the import records, per case and field, the kinds and counts it masked; ``pii_leakage``
+    fails the masked answer on the same kinds as the answer imported with ``--keep-pii``."""
+    from assay.evaluators import build_evaluator, run_evaluator
+
+    from assay.models import TestLab
+
+    leaked = "Call Jane on +44 20 7946 0958 or write to jane.doe@example.com; her card is 4111 1111 1111 1111."
+    spans = [otlp_span(1, 10, None, "rag", "CHAIN", T0, T0 + 1, input__value="How do I reach Jane?",
+                       output__value=leaked)]  # fmt: skip
+    source = write_jsonl(tmp_path / "t.jsonl", [export(spans)])
+    masked, report, _ = run_import(tmp_path / "masked", [source])
+    kept, _, _ = run_import(tmp_path / "kept", [source], "--keep-pii")
+    assert masked["rows"][0]["masked"] == {"answer": {"credit_card": 1, "email": 1, "phone": 1}}
+    assert report["masked"] == {"credit_card": 1, "email": 1, "phone": 1}
+    assert "masked" not in kept["rows"][0]  # nothing masked: no record
+    verdicts = []
+    for lab in (masked, kept):
+        result = run_evaluator(build_evaluator("pii_leakage"), TestLab.model_validate(lab))
+        (row,) = result.rows
+        found = sorted(finding["kind"] for finding in row.details["answer"]["findings"])
+        verdicts.append((row.scores["model_passes"], found))
+    assert verdicts[0] == verdicts[1] == (0.0, ["credit_card", "email", "phone"]), verdicts
