@@ -457,7 +457,9 @@ def calibration_review(
     for item in items:
         by_metric.setdefault(f"{item.evaluator_id}/{item.metric}", []).append(item)
     fields: list[ItemField] = []
+    by_metric_seen: list[str] = []  # one marker field per metric so far: answers are numbered without them
     for metric, group in by_metric.items():
+        by_metric_seen.append(metric)
         group_name = _metric_name(group[0])
         fields.append(
             ItemField(
@@ -476,7 +478,7 @@ def calibration_review(
             )
         )
         for item in _nearest_alternating(group):
-            fields.append(_calibration_field(len(fields) + 1 - _markers(fields), item, metric, group_name))
+            fields.append(_calibration_field(len(fields) + 1 - len(by_metric_seen), item, metric, group_name))
     heading = (
         "One metric at a time: each answer starts at the metric's verdict; keep it to confirm, change it where you "
         f"disagree, or skip. A threshold is refitted when the metric has {min_labels} labels, at least one of "
@@ -484,10 +486,6 @@ def calibration_review(
         "sampled)."
     )
     return StepReview(Step.CALIBRATION, heading, tuple(fields), per_form, "answers")
-
-
-def _markers(fields: Sequence[ItemField]) -> int:
-    return sum(field.choices == (MEANINGFUL, NOT_MEANINGFUL) for field in fields)
 
 
 def _calibration_field(index: int, item: ReviewItem, metric: str, group_name: str) -> ItemField:
