@@ -47,7 +47,7 @@ bench/data/groundedness_independent.jsonl only (threshold: the one maximising th
 dev). Every result names the backend that scored it in ``details["backend"]``.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -65,9 +65,11 @@ from assay.evaluators._claim_entailment import (
     entailment_pairs,
     entailment_signals,
 )
+from assay.evaluators._claim_reading import ClaimReading, combined_support, deciding_claims, support_bounds
 from assay.evaluators._claims import ClaimSplit, sentences, split_claims
 from assay.evaluators._entailment import entailment_scored, passages_of
 from assay.evaluators._groundedness_model import (
+    GroundednessModel,
     aggregate_claims,
     groundedness_score,
     lexical_signals,
@@ -75,7 +77,7 @@ from assay.evaluators._groundedness_model import (
 )
 from assay.evaluators._grounding import Evidence, _stem, content_words, figures
 from assay.evaluators._nli import NliBackend, NliUnavailable, configured_nli_model, nli_unavailable_reason
-from assay.evaluators._polarity import polarity_flipped
+from assay.evaluators._polarity import claim_is_negative, passage_is_negative
 from assay.evaluators._records import Absent, contradicted, read_record
 from assay.evaluators._split_bound import check_bound, within_bound
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair
@@ -88,11 +90,11 @@ from assay.models.evaluation import EvaluatorSpec, MetricMeta
 METHODS = ("learned", "hybrid", "semantic", "semantic_gated", "lexical")
 BACKENDS = ("auto", "nli", "offline")
 SCOPES = ("answer", "conversation")
+EMBED_CLAIMS = ("all", "deciding", "verdict")
 RULE_BASED_THRESHOLD = 0.55  # the rule-based methods' support threshold, chosen on the independent set's dev split
 NAME_PENALTY = 0.5
 MISATTRIBUTED_PENALTY = 0.5
 WORD_FLOOR, WORD_FULL = 0.5, 0.8
-POLARITY_PENALTY = 0.8
 DERIVED_PENALTY = 0.5
 SPLIT_INPUTS = ("actual_output", "retrieved_context")
 ENTAILMENT_BATCH = 32
@@ -159,6 +161,16 @@ def with_tool_outputs(case: CaseContext) -> CaseContext:
 
 
 @dataclass(frozen=True)
+class _CaseReading:
+    """A case's claims read without the embedding model, its context sentences (each with its passage) and
+    what the context states."""
+
+    claims: list[ClaimReading]
+    located: list[tuple[str, str]]
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
 class SentenceSupport:
     """Why one answer sentence is (un)grounded: what ``explain`` returns for reports."""
 
@@ -177,12 +189,45 @@ class SentenceSupport:
         return self.lexical is not None
 
 
+def rounded_lexical_signals(sentence: str, texts: list[str]) -> dict[str, float]:
+    return {name: round(value, 6) for name, value in lexical_signals(sentence, texts).items()}
+
+
 def claim_signals(support: SentenceSupport, texts: list[str]) -> tuple[dict[str, float], bool]:
     """The learned model's lexical signals for one claim, and whether a figure or a record contradicts it:
     each claim is read on its own, so it scores the same alone or among ten others."""
-    lexical = lexical_signals(support.sentence, texts)
-    signals = {**{name: round(value, 6) for name, value in lexical.items()}, "hybrid": support.support}
+    signals = {**rounded_lexical_signals(support.sentence, texts), "hybrid": support.support}
     return signals, bool(support.unsupported_figures or support.contradicted_by_record)
+
+
+@dataclass(frozen=True)
+class _ClaimScorer:
+    """A claim's score from its support: the support itself (rule-based methods), or the learned model's
+    probability over the claim's signals read once and that support (monotone in it: evaluators/_claim_reading)."""
+
+    model: GroundednessModel | None
+    signals: dict[str, dict[str, float]]
+
+    def __call__(self, claim: ClaimReading, support: float) -> float:
+        if self.model is None:
+            return support
+        at_fault = bool(claim.unsupported_figures or claim.contradicted_by_record)
+        return groundedness_score(self.model, {**self.signals[claim.sentence], "hybrid": support}, at_fault)
+
+
+def _sentence_detail(
+    claim: ClaimReading, score: float | None, support: "SentenceSupport | None", bounds: tuple[float, float] | None
+) -> dict:
+    """One claim in the result's details: its score and closest context sentence, or, for a claim a live check
+    did not embed (``embed_claims="deciding"``), the range its score lies in."""
+    if support is None and bounds is not None:
+        return {"sentence": claim.sentence, "support": None, "support_between": list(bounds), "closest_context": None}
+    closest = support.closest_context if support else None
+    return {
+        "sentence": claim.sentence,
+        "support": None if score is None else round(score, 6),
+        "closest_context": closest,
+    }
 
 
 @register
@@ -282,7 +327,25 @@ class Groundedness(Evaluator):
         },
     )
 
+    embed_claims: str = field(
+        default="all",
+        metadata={
+            "description": (
+                "all: every claim is embedded, so the details give each claim's exact support; deciding: only "
+                "the claims that can set the score or change the count of ungrounded claims are embedded (the "
+                "others' support is bounded from their words, figures and names, so scores and verdicts are the "
+                "same, sooner); verdict: for live checks (the guardrail service), only the claims needed to settle "
+                "pass or fail at the threshold, so the score may be known only as a range (details "
+                "'score_between', the score itself None): not for runs, whose means need every score."
+            )
+        },
+    )
+
     def __post_init__(self) -> None:
+        if self.embed_claims not in EMBED_CLAIMS:
+            raise ValueError(
+                f"groundedness: embed_claims {self.embed_claims!r} is not one of {', '.join(EMBED_CLAIMS)}"
+            )
         if self.method not in METHODS:
             raise ValueError(f"groundedness: method {self.method!r} is not one of {', '.join(METHODS)}")
         if self.scope not in SCOPES:
@@ -374,7 +437,7 @@ class Groundedness(Evaluator):
             items = [(list(split_claims(c.actual_output or "").claims), passages_of(evidence_texts(c))) for c in cases]
             nli.support_many(items)
             return
-        if self._rules == "lexical":
+        if self._rules == "lexical" or self.embed_claims == "verdict":  # verdict: score embeds what it needs, if any
             return
         bounded = list(within_bound(cases, SPLIT_INPUTS))
         answers = [split_claims(case.actual_output or "").claims for case in bounded]
@@ -386,6 +449,8 @@ class Groundedness(Evaluator):
             ]
             self._entailment_backend().score_pairs(pairs)
         contexts = [text for case in bounded for text in evidence_texts(case)]
+        if self.embed_claims == "deciding":  # score embeds the claims that decide, and only those
+            answers = []
         texts = {claim for claims in answers for claim in claims}
         texts |= {sentence for text in contexts for sentence in sentences(text)}
         all_texts = [*contexts, *(claim for claims in answers for claim in claims)]
@@ -396,54 +461,41 @@ class Groundedness(Evaluator):
 
     def explain(self, case: CaseContext) -> list[SentenceSupport]:
         """Per-claim support, in answer order: the least grounded claim and what it lacks."""
+        read = self.readings(case)
+        supported = self._supported(read, range(len(read.claims)))
+        return [supported[index] for index in range(len(read.claims))]
+
+    def readings(self, case: CaseContext) -> "_CaseReading":
+        """Each claim's support before the embedding model (evaluators/_claim_reading.py)."""
         check_bound(case, SPLIT_INPUTS)
         answer = self.claims(case).claims
         texts = evidence_texts(case)
         located = [(sentence, text) for text in texts for sentence in sentences(text)]
-        context = [sentence for sentence, _ in located]
         if not answer:
             raise Unscored(f"test case {case.test_case_key}: the actual answer has no sentence to check")
-        if not context:
+        if not located:
             raise Unscored(f"test case {case.test_case_key}: the retrieved context is empty")
-        if self._rules == "lexical":
-            cosines = np.zeros((len(answer), len(context)))
-        else:
-            vectors = self.services.embedder.embed([*answer, *context])
-            cosines = np.clip(vectors[: len(answer)] @ vectors[len(answer) :].T, 0.0, 1.0)
         evidence, figure_clauses = Evidence(texts, case.question), clauses(texts)
-        passages = [claim_units(sentence) for sentence in context]
+        passages = [claim_units(sentence) for sentence, _ in located]
+        negative = [passage_is_negative(sentence, chunk) for sentence, chunk in located]
         absent, present = _absent_features(case)
-        supports = []
-        for sentence, row in zip(answer, cosines, strict=True):
+        readings = []
+        for sentence in answer:
             spend()  # a live check's time budget holds inside a long answer, claim by claim
-            supports.append(
-                self._support(sentence, row, located, evidence, (figure_clauses, passages), case.question or "")
-            )
-        return [self._against_records(support, absent, present) for support in supports]
+            reading = self._read(sentence, evidence, (figure_clauses, passages), case.question or "", negative)
+            found = contradicted(sentence, absent, present)
+            readings.append(replace(reading, contradicted_by_record=found) if found else reading)
+        return _CaseReading(readings, located, evidence)
 
-    @staticmethod
-    def _against_records(
-        support: SentenceSupport, absent: tuple[Absent, ...], present: frozenset[str]
-    ) -> SentenceSupport:
-        """A claim of a feature a record says is absent ("offers delivery" beside ``"delivery": false``) is
-        contradicted: no support, whatever words it shares."""
-        found = contradicted(support.sentence, absent, present)
-        return replace(support, support=0.0, contradicted_by_record=found) if found else support
-
-    def _support(
+    def _read(
         self,
         sentence: str,
-        cosines: np.ndarray,
-        context: list[tuple[str, str]],
         evidence: Evidence,
         attachment: tuple[list[Clause], list[set[str]]],
         question: str,
-    ) -> SentenceSupport:
-        semantic = float(cosines.max())
+        negative_context: list[bool],
+    ) -> ClaimReading:
         check = evidence.check(sentence)
-        lexical = check.lexical
-        if self._rules == "hybrid" and lexical is not None and check.missing_words:
-            lexical += self._word_credit(check.missing_words, evidence) / check.units
         sentence_figures = figures(sentence, bare_one=False)
         stated = [figure for figure in sentence_figures if evidence.states(figure)]
         figure_clauses, passages = attachment
@@ -451,28 +503,48 @@ class Groundedness(Evaluator):
         gate = (0.0 if check.unsupported_figures else 1.0) * NAME_PENALTY ** len(check.unsupported_names)
         gate *= MISATTRIBUTED_PENALTY ** len(moved)
         gate *= DERIVED_PENALTY ** sum(evidence.derives(figure) for figure in sentence_figures)
-        closest, chunk = context[int(cosines.argmax())]
-        flipped = self._rules == "hybrid" and polarity_flipped(sentence, closest, chunk)
-        gate *= POLARITY_PENALTY if flipped else 1.0
-        local = None if lexical is None else local_coverage(sentence, passages, question)
-        if self._rules == "semantic":
-            support = semantic
-        elif self._rules == "semantic_gated":
-            support = semantic * gate
-        elif self._rules == "lexical":
-            support = (lexical or 0.0) * gate
-        else:
-            support = (semantic if lexical is None or local is None else (semantic + lexical + local) / 3) * gate
-        return SentenceSupport(
+        negative = claim_is_negative(sentence)
+        return ClaimReading(
             sentence=sentence,
-            support=round(support, 6),
-            semantic=round(semantic, 6),
-            lexical=None if lexical is None else round(lexical, 6),
+            lexical=check.lexical,
+            missing_words=check.missing_words if self._rules == "hybrid" else (),
+            units=check.units,
+            local=None if check.lexical is None else local_coverage(sentence, passages, question),
+            gate=gate,
             unsupported_figures=check.unsupported_figures + moved,
             unsupported_names=check.unsupported_names,
-            closest_context=None if self._rules == "lexical" else closest,
-            local=None if local is None else round(local, 6),
+            flips=tuple(negative != other for other in negative_context) if self._rules == "hybrid" else (),
         )
+
+    def _supported(self, read: "_CaseReading", indices: Iterable[int]) -> dict[int, SentenceSupport]:
+        """The claims at ``indices`` scored with the embedding model: one batch for them and the context."""
+        indices, readings = list(indices), read.claims
+        context = [sentence for sentence, _ in read.located]
+        if self._rules == "lexical":
+            cosines = np.zeros((len(indices), len(context)))
+        else:
+            vectors = self.services.embedder.embed([*(readings[index].sentence for index in indices), *context])
+            cosines = np.clip(vectors[: len(indices)] @ vectors[len(indices) :].T, 0.0, 1.0)
+        supported = {}
+        for index, row in zip(indices, cosines, strict=True):
+            spend()
+            reading = readings[index]
+            closest = int(row.argmax())
+            credit = self._word_credit(reading.missing_words, read.evidence) if reading.missing_words else 0.0
+            flipped = bool(reading.flips) and reading.flips[closest]
+            semantic = round(float(row.max()), 6)
+            supported[index] = SentenceSupport(
+                sentence=reading.sentence,
+                support=combined_support(reading, self._rules, float(row.max()), credit, flipped),
+                semantic=semantic,
+                lexical=None if reading.lexical is None else round(reading.lexical + credit / reading.units, 6),
+                unsupported_figures=reading.unsupported_figures,
+                unsupported_names=reading.unsupported_names,
+                closest_context=None if self._rules == "lexical" else context[closest],
+                local=None if reading.local is None else round(reading.local, 6),
+                contradicted_by_record=reading.contradicted_by_record,
+            )
+        return supported
 
     def _word_credit(self, missing: tuple[str, ...], evidence: Evidence) -> float:
         """Partial credit for answer words the context does not spell but says with a near synonym ("pets" for
@@ -491,58 +563,92 @@ class Groundedness(Evaluator):
         if nli is not None:
             return self._entailment(case)
         left_out = self.claims(case).left_out
-        supports = self.explain(case)
-        if self.method != "semantic":
-            supports = [support for support in supports if support.carries_claim] or supports
-        details: dict = {}
+        read = self.readings(case)
+        kept = [i for i, r in enumerate(read.claims) if self.method == "semantic" or r.carries_claim]
+        kept = kept or list(range(len(read.claims)))
+        threshold = self.threshold("groundedness")
+        claim_score = self._claim_scorer([read.claims[index] for index in kept], evidence_texts(case))
+        supports, bounds = {}, {}
+        if self.embed_claims != "all" and not self._reads_entailment:
+            for index in kept:
+                claim = read.claims[index]
+                supports[index] = support_bounds(claim, self._rules)
+                bounds[index] = (claim_score(claim, supports[index][0]), claim_score(claim, supports[index][1]))
+        exact = self._to_embed(kept, supports, bounds, threshold)
+        supported = self._supported(read, exact)
+        known = {index: support.support for index, support in supported.items()}
+        known |= {index: low for index, (low, high) in supports.items() if low == high and index not in known}
+        scored = {index: claim_score(read.claims[index], support) for index, support in known.items()}
+        # A claim left unembedded has a known side of the threshold and, unless the mode is "verdict", is not
+        # the weakest: its bounds stand in for it in the minimum and the count.
+        lows = [scored.get(index, bounds.get(index, (0.0, 0.0))[0]) for index in kept]
+        highs = [scored.get(index, bounds.get(index, (0.0, 0.0))[1]) for index in kept]
+        weakest = kept[int(np.argmin(highs))]
+        surely = sum(value < threshold for value in highs) if threshold else 0
+        possibly = sum(value < threshold for value in lows) if threshold else 0
+        details: dict = {"backend": f"offline:{self.method}"}
         if self.method == "learned":
-            model = packaged_model()
-            texts = evidence_texts(case)
-            per_claim = [claim_signals(support, texts) for support in supports]
-            if model.reads_entailment:
-                entailments = self._claim_entailments([support.sentence for support in supports], texts)
-                for (signals, _), entailment in zip(per_claim, entailments, strict=True):
-                    signals |= entailment_signals(entailment)
-            claim_scores = [
-                groundedness_score(model, signals, at_fault) for signals, at_fault in per_claim
-            ]
-            sentence_threshold = self.threshold("groundedness")
-            score = aggregate_claims(claim_scores)
-            signals = per_claim[int(np.argmin(claim_scores))][0]
-            details = {"backend": f"offline:{model.version}", "signals": signals}
-        else:
-            claim_scores = [support.support for support in supports]
-            sentence_threshold = self.threshold("groundedness")
-            score = min(claim_scores)
-            details = {"backend": f"offline:{self.method}"}
-        ungrounded = sum(value < sentence_threshold for value in claim_scores) if sentence_threshold else 0
+            signals = {**claim_score.signals[read.claims[weakest].sentence], "hybrid": known.get(weakest)}
+            details = {"backend": f"offline:{packaged_model().version}", "signals": signals}
         if nli_reason:
             details["nli_unavailable"] = nli_reason
-        scores: dict[str, float | None] = {
-            "groundedness": round(score, 6),
-            "ungrounded_sentences": round(ungrounded / len(supports), 6),
+        # A live check that needed no more than the side of the threshold (embed_claims="verdict") knows some
+        # values only as ranges: they are None, with the range, never a guessed point.
+        ranges = {
+            "groundedness": (round(aggregate_claims(lows), 6), round(aggregate_claims(highs), 6)),
+            "ungrounded_sentences": (round(surely / len(kept), 6), round(possibly / len(kept), 6)),
         }
-        weakest = supports[int(np.argmin(claim_scores))]
+        scores: dict[str, float | None] = {key: low if low == high else None for key, (low, high) in ranges.items()}
+        if None in scores.values():
+            details["score_between"] = {key: list(pair) for key, pair in ranges.items() if scores[key] is None}
+        claims = [read.claims[index] for index in kept]
         return Scored(
             scores,
             {
                 **details,
-                "least_grounded_sentence": weakest.sentence,
-                "unsupported_figures": sorted({f for s in supports for f in s.unsupported_figures}),
-                "unsupported_names": sorted({n for s in supports for n in s.unsupported_names}),
-                "contradicted_by_record": sorted({c for s in supports for c in s.contradicted_by_record}),
+                "least_grounded_sentence": read.claims[weakest].sentence,
+                "unsupported_figures": sorted({f for c in claims for f in c.unsupported_figures}),
+                "unsupported_names": sorted({n for c in claims for n in c.unsupported_names}),
+                "contradicted_by_record": sorted({c for claim in claims for c in claim.contradicted_by_record}),
                 "sentences": [
-                    {
-                        "sentence": support.sentence,
-                        "support": round(value, 6),
-                        "closest_context": support.closest_context,
-                    }
-                    for support, value in zip(supports, claim_scores, strict=True)
+                    _sentence_detail(read.claims[index], scored.get(index), supported.get(index), bounds.get(index))
+                    for index in kept
                 ],
+                "embedded_claims": len(exact),
                 "entailment_backend": BACKEND_NAME if self._reads_entailment else None,
                 "left_out": [{"text": item.text, "reason": item.reason} for item in left_out],
             },
         )
+
+    def _to_embed(
+        self,
+        kept: list[int],
+        supports: dict[int, tuple[float, float]],
+        bounds: dict[int, tuple[float, float]],
+        threshold: float | None,
+    ) -> list[int]:
+        """The claims the embedding model must score under ``embed_claims``; a claim whose support is the same
+        at both ends needs none."""
+        if not bounds:
+            return kept
+        if self.embed_claims == "verdict" and threshold is not None:
+            settled = any(high < threshold for _, high in bounds.values()) or all(
+                low >= threshold for low, _ in bounds.values()
+            )
+            wanted = [] if settled else [index for index in kept if bounds[index][0] < threshold <= bounds[index][1]]
+        else:
+            wanted = [kept[position] for position in deciding_claims([bounds[index] for index in kept], threshold)]
+        return [index for index in wanted if supports[index][0] < supports[index][1]]
+
+    def _claim_scorer(self, kept: list[ClaimReading], texts: list[str]) -> "_ClaimScorer":
+        signals = {}
+        if self.method == "learned":
+            signals = {claim.sentence: rounded_lexical_signals(claim.sentence, texts) for claim in kept}
+            if packaged_model().reads_entailment:
+                found = self._claim_entailments([claim.sentence for claim in kept], texts)
+                for claim, entailment in zip(kept, found, strict=True):
+                    signals[claim.sentence] |= entailment_signals(entailment)
+        return _ClaimScorer(packaged_model() if self.method == "learned" else None, signals)
 
     @property
     def _reads_entailment(self) -> bool:
@@ -559,4 +665,3 @@ class Groundedness(Evaluator):
     def _claim_entailments(self, claims: Sequence[str], texts: list[str]) -> list[ClaimEntailment]:
         context = [sentence for text in texts for sentence in sentences(text)]
         return claim_entailments(self._entailment_backend(), claims, context)
-

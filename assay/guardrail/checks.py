@@ -38,6 +38,9 @@ WARM_UP_SENTENCES = tuple(
 GUARD_PARAMETERS: dict[str, dict[str, Any]] = {
     # Live answers carry no test-case categories, and an attack need not be labelled: decode every answer.
     "encoding_guardrail": {"decode_only_encoding_categories": False},
+    # A verdict needs each claim's side of the threshold, not its exact score: claims whose words, figures and
+    # names settle that skip the embedding model, the check's main cost (evaluators/_claim_reading.py).
+    "groundedness": {"embed_claims": "verdict"},
 }
 
 
@@ -192,7 +195,12 @@ class Guard:
             reason=reason,
             action=guarded.action,
             metrics=[
-                _metric_check(metric, scores.get(metric.metric), guarded.metric_action(metric.metric))
+                _metric_check(
+                    metric,
+                    scores.get(metric.metric),
+                    guarded.metric_action(metric.metric),
+                    details.get("score_between", {}).get(metric.metric) if reason is None else None,
+                )
                 for metric in guarded.metrics.values()
             ],
             details=details,
@@ -218,13 +226,20 @@ def _prepare(evaluator: Evaluator, case: CaseContext) -> str | None:
     return None
 
 
-def _metric_check(metric: GuardedMetric, score: float | None, action: Action) -> MetricCheck:
+def _metric_check(
+    metric: GuardedMetric, score: float | None, action: Action, between: Sequence[float] | None = None
+) -> MetricCheck:
+    """A metric's check; a score known only as a range (``between``) passes or fails when the whole range does."""
+    passed = None if score is None else metric.passes(score)
+    if score is None and between is not None and metric.passes(between[0]) == metric.passes(between[1]):
+        passed = metric.passes(between[0])
     return MetricCheck(
         metric=metric.metric,
         score=score,
+        score_between=None if score is not None or between is None else (between[0], between[1]),
         threshold=metric.threshold,
         higher_is_better=metric.higher_is_better,
-        passed=None if score is None else metric.passes(score),
+        passed=passed,
         source=metric.source,
         action=action,
     )
@@ -236,7 +251,7 @@ def _verdict(checks: Sequence[EvaluatorCheck]) -> tuple[Verdict, list[str]]:
     reasons = []
     for check in checks:
         for action in ACTIONS:
-            failed = [m for m in check.metrics if m.action == action and m.passed is False and m.score is not None]
+            failed = [m for m in check.metrics if m.action == action and m.passed is False]
             if not failed:
                 continue
             verdict = "block" if action == "block" or verdict == "block" else "flag"
@@ -246,7 +261,12 @@ def _verdict(checks: Sequence[EvaluatorCheck]) -> tuple[Verdict, list[str]]:
 
 def _failure(metric: MetricCheck) -> str:
     side = "below" if metric.higher_is_better else "above"
-    return f"{metric.metric} = {metric.score:.4g} ({side} the {metric.source} threshold {metric.threshold:g})"
+    if metric.score is not None:
+        value = f"= {metric.score:.4g}"
+    else:  # settled as a range: its nearer end to the threshold says by how much at least
+        low, high = metric.score_between or (float("nan"), float("nan"))
+        value = f"at most {high:.4g}" if metric.higher_is_better else f"at least {low:.4g}"
+    return f"{metric.metric} {value} ({side} the {metric.source} threshold {metric.threshold:g})"
 
 
 def _ms_since(started: float) -> float:

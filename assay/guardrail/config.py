@@ -24,6 +24,7 @@ from typing import Any, Literal, cast
 from assay import evaluators
 from assay.evaluators.registry import evaluator_class
 from assay.jsonio import JSONInputError, strict_loads
+from assay.models.evaluation import on_good_side
 from assay.models.guardrail import Action
 from assay.models.thresholds import NO_REVIEWER, ThresholdBook, ThresholdEntry
 
@@ -59,7 +60,7 @@ class GuardedMetric:
     validity: str = NOT_RECORDED
 
     def passes(self, value: float) -> bool:
-        return value >= self.threshold if self.higher_is_better else value <= self.threshold
+        return on_good_side(value, self.threshold, self.higher_is_better)
 
 
 @dataclass(frozen=True)

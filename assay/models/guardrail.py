@@ -28,6 +28,13 @@ class CheckRequest(DomainModel):
 class MetricCheck(DomainModel):
     metric: str
     score: float | None = Field(description="None when unscored (see the evaluator's reason), never zero.")
+    score_between: tuple[float, float] | None = Field(
+        default=None,
+        description=(
+            "When the check settled pass or fail without the exact score (groundedness reads which claims can "
+            "decide before running the embedding model): the range the score lies in; ``score`` is then None."
+        ),
+    )
     threshold: float
     higher_is_better: bool
     passed: bool | None = Field(description="None when unscored.")

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from assay.evaluators import CaseContext, Services, build_evaluator
 
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import default_config_data, parse_config
@@ -27,13 +28,29 @@ def test_grounded_answer_is_allowed(guard: Guard) -> None:
     result = guard.check(QUESTION, "Balances from £10,000 to £49,999 earn 3.25% AER.", CONTEXT)
     assert result.verdict == "allow", result.reasons
     grounded = result.evaluator("groundedness").metrics[0]
-    assert grounded.passed is True and grounded.score >= 0.75
+    # Its words and figures settle the verdict: the score is given as the range the embedding model would refine.
+    assert grounded.passed is True and grounded.score is None and grounded.score_between is not None
+    low, high = grounded.score_between
+    assert grounded.threshold <= low < high <= 1
 
 
 def test_ungrounded_answer_is_flagged(guard: Guard) -> None:
     result = guard.check(QUESTION, "Balances from £10,000 to £49,999 earn 4.10% AER.", CONTEXT)
     assert result.verdict == "flag"
     assert any("groundedness" in reason for reason in result.reasons)
+    (reason,) = [reason for reason in result.reasons if "groundedness" in reason]
+    assert "groundedness = 0 (below" in reason  # a figure the context does not state: 0 whatever the cosine
+
+
+def test_a_verdict_the_words_cannot_settle_embeds_the_deciding_claims(guard: Guard, engine) -> None:  # type: ignore[no-untyped-def]
+    answer = "Easy Access balances earn interest monthly. Interest gets paid every month."
+    grounded = guard.check(QUESTION, answer, CONTEXT).evaluator("groundedness")
+    assert grounded.details["embedded_claims"] == 1, grounded.details  # the first claim's words settle it
+    exact = build_evaluator("groundedness", Services(embedder_factory=lambda: engine)).score(
+        CaseContext.build(test_case_key="x", question=QUESTION, retrieved_context=CONTEXT, actual_output=answer)
+    )
+    assert grounded.metrics[0].score == pytest.approx(exact.scores["groundedness"], abs=1e-5)
+    assert grounded.metrics[0].passed is True and exact.details["embedded_claims"] == 2
 
 
 def test_pii_in_answer_blocks_and_pii_only_in_context_flags(guard: Guard) -> None:
