@@ -48,11 +48,11 @@ CLAIMS = (
     "On your £{amount:,} the Easy Access Saver pays 3.25% AER, which is 3.20% gross p.a.",
     "Interest on the £{amount:,} is calculated daily and paid monthly.",
     "You can withdraw any of the £{amount:,} at any time without notice or penalty.",
-    "A balance of £{amount:,} falls in the tier from £10,000 to £49,999.",
+    "Balances from £10,000 to £49,999, such as your £{amount:,}, earn 3.25% AER.",
     "With £{amount:,} you stay under the maximum balance of £250,000.",
     "You can open the account online, in the app or in a branch and pay in the £{amount:,}.",
     "Anyone aged 16 or over who lives in the UK can open it with £{amount:,}, well above the £1 minimum.",
-    "So the £{amount:,} earns interest every day, and it reaches you once a month.",
+    "Interest on your £{amount:,} is worked out daily and paid into the account monthly.",
 )
 LEADS = ("", "Also, ", "In short, ", "To sum up, ", "Note that ")
 WRONG = "On your £{amount:,} the Easy Access Saver pays 3.75% AER."
@@ -143,6 +143,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 16], help="Concurrent clients.")
     parser.add_argument("--words", type=int, nargs="+", default=[50, 100, 200], help="Answer lengths in words.")
     parser.add_argument("--large-kb", type=int, default=98, help="Size of the over-budget answers (0: skip them).")
+    parser.add_argument("--config", type=Path, default=CONFIG, help="Guardrail configuration to serve.")
+    parser.add_argument("--workers", type=int, default=1, help="Service worker processes (serve --workers).")
     parser.add_argument("--answers", type=Path, help="JSON Lines of question/context/answer to time instead.")
     args = parser.parse_args()
     if args.answers:
@@ -150,7 +152,7 @@ def main() -> None:
         REQUESTS = [json.loads(line) for line in args.answers.read_text(encoding="utf-8").splitlines() if line]
         args.words = [0]
     print(f"load average {' '.join(f'{load:.2f}' for load in os.getloadavg())} on {os.cpu_count()} CPUs")
-    guard = Guard.from_path(CONFIG)
+    guard = Guard.from_path(args.config)
     guard.warm_up()
     baseline = {}
     for words in args.words:
@@ -165,8 +167,8 @@ def main() -> None:
               f"p95 {baseline[words][1]:6.1f}  p99 {baseline[words][2]:6.1f}")  # fmt: skip
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "assay.apps.cli.main", "guardrail", "serve", "--config", str(CONFIG),
-         "--port", str(port)],
+        [sys.executable, "-m", "assay.apps.cli.main", "guardrail", "serve", "--config", str(args.config),
+         "--port", str(port), "--workers", str(args.workers)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, env=os.environ.copy(),
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

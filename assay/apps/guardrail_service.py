@@ -22,13 +22,14 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 
 from assay.budget import TimeBudgetExceeded
 from assay.guardrail.checks import Guard
@@ -181,6 +182,8 @@ def create_app(
         return {"ready": True, "evaluators": guard.evaluator_ids, "config_sha256": guard.identity.sha256}
 
     limits = guard.config.limits
+    budget = limits.check_budget_s
+    checks_at_once = anyio.CapacityLimiter(limits.concurrent_checks)
 
     @app.post("/check", response_model=None, responses=CHECK_RESPONSES, openapi_extra=CHECK_REQUEST_BODY)
     async def check(request: Request) -> Response:
@@ -199,13 +202,25 @@ def create_app(
             return JSONResponse({"error": too_big}, status_code=422)
         if not guard.ready:
             return not_ready()
+        arrived = time.perf_counter()
+        with anyio.move_on_after(budget) as waiting:
+            await checks_at_once.acquire()
+        if waiting.cancelled_caught:  # as many checks ahead as the budget allows: shed, do not queue forever
+            request.state.check_log |= {"verdict": None, "stopped": "busy"}
+            error = f"the service is busy: no check could start within the time budget of {budget:g} s"
+            return JSONResponse({"error": f"{error}; retry later"}, status_code=503)
+        left = max(budget - (time.perf_counter() - arrived), 0.001)
         try:
-            result = await run_in_threadpool(
-                guard.check, payload.question, payload.answer, context or None, time_budget_s=limits.check_budget_s
+            result = await anyio.to_thread.run_sync(
+                # one budget for the request: the time it waited for its turn is spent
+                partial(guard.check, payload.question, payload.answer, context or None, time_budget_s=left)
             )
-        except TimeBudgetExceeded as stopped:
+        except TimeBudgetExceeded:
             request.state.check_log |= {"verdict": None, "stopped": "time budget"}
+            stopped = f"the check ran past its time budget of {budget:g} s (its wait included) and was stopped"
             return JSONResponse({"error": f"{stopped}; send less context or retry later"}, status_code=503)
+        finally:
+            checks_at_once.release()
         request.state.check_log |= {"verdict": result.verdict, "check_ms": result.elapsed_ms}
         return Response(result.model_dump_json(), media_type="application/json")
 

@@ -75,6 +75,10 @@ class ServiceLimits:
     check_budget_s: float = 5.0
     """Wall-clock seconds one check may run; past it the check stops (between embedding batches and between
     evaluators) and the request gets 503 with the reason, never a verdict from a partial check."""
+    concurrent_checks: int = 1
+    """Checks one worker process runs at once; the others wait their turn (in arrival order). Checks are
+    Python-bound: several at once share one interpreter lock and cost more each (bench/guardrail.py, 16 clients
+    on 2 cores: see the README's guardrail section); use ``serve --workers`` for more CPUs."""
     embedding_threads: int = 1
     """Threads the embedding model uses per call. One: calls are serialised anyway, and several threads
     spin-wait on a shared CPU (p95 0.8 s against 0.07 s for one thread at load 2 on 2 cores, bench/guardrail.py)."""

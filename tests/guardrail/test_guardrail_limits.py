@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import httpx
 import pytest
@@ -141,6 +143,33 @@ def test_a_check_past_its_time_budget_is_stopped_with_503(engine: EmbeddingEngin
         assert client.post("/check", json={"question": "q", "answer": ANSWER}).status_code == 200
     with pytest.raises(TimeBudgetExceeded):
         guard.check("q", ANSWER, [f"{text} Again." for text in context], time_budget_s=0.2)
+
+
+def test_checks_take_turns_and_a_request_that_cannot_start_within_the_budget_gets_503(engine: EmbeddingEngine) -> None:
+    """One check at a time per worker (checks are Python-bound: more at once share one interpreter lock and each
+    costs more); a request still waiting when its budget is spent is shed with 503, never queued without end."""
+    data = CONFIG | {"service": {"check_budget_s": 1.0, "concurrent_checks": 1}}
+    guard = Guard(parse_config(data, source="<test>"), embedder_factory=lambda: engine)
+    guard.warm_up()
+    running, most = [0], [0]
+    real_check = guard.check
+
+    def slow_check(*args: object, **kwargs: object) -> object:
+        running[0] += 1
+        most[0] = max(most[0], running[0])
+        try:
+            time.sleep(0.3)
+            return real_check(*args, **kwargs)
+        finally:
+            running[0] -= 1
+
+    guard.check = slow_check  # type: ignore[method-assign]
+    with TestClient(create_app(guard, warm_up=False)) as client, ThreadPoolExecutor(6) as pool:
+        post = partial(client.post, "/check", json={"question": "q", "answer": ANSWER, "context": CONTEXT})
+        statuses = [response.status_code for response in pool.map(lambda _: post(), range(6))]
+    assert most[0] == 1
+    assert statuses.count(200) >= 3 and 503 in statuses, statuses
+    assert all(status in (200, 503) for status in statuses)
 
 
 def test_service_limits_are_settings_with_defaults() -> None:
