@@ -107,6 +107,9 @@ class CaseContext:
     response_format: str = "text"
     case_weight: float = 1.0
     relationships: list[tuple[str, str]] = field(default_factory=list)
+    answer_absent: str | None = None
+    """Why a request that did not fail has no answer (its last model reply was a tool call): the reason an
+    answer-level evaluator gives for leaving it unscored."""
 
     @classmethod
     def build(cls, **fields: Any) -> "CaseContext":
@@ -162,6 +165,7 @@ class CaseContext:
             response_format=case.response_format,
             case_weight=case.weight,
             relationships=[(link.type, link.target) for link in case.relationships],
+            answer_absent=row.answer_absent,
         )
 
     def missing(self, inputs: Sequence[str]) -> list[str]:

@@ -27,7 +27,8 @@ def skip_reason(evaluator: Evaluator, case: CaseContext) -> str | None:
         return f"host error: {case.host_error}"
     missing = case.missing(evaluator.spec.required_inputs)
     if missing:
-        return f"missing input: {', '.join(missing)}"
+        absent = f" ({case.answer_absent})" if "actual_output" in missing and case.answer_absent else ""
+        return f"missing input: {', '.join(missing)}{absent}"
     try:
         reason = evaluator.inapplicable_reason(case)
     except Exception as error:  # a plugin bug is recorded on the case, it never aborts the run

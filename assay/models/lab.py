@@ -32,6 +32,18 @@ class ToolCall(DomainModel):
     error: str | None = Field(default=None, description="Why the tool call failed; None when it did not (or unknown).")
     duration: FiniteFloat | None = Field(default=None, ge=0, description="Seconds the tool call took.")
     span_id: str | None = Field(default=None, description="The trace span the call was read from.")
+    final_reply: bool = Field(
+        default=False,
+        exclude_if=lambda value: not value,
+        description="The request ended on this call: the model's last reply asked for it instead of answering "
+        "(the row's answer is then absent, with ``answer_absent`` saying why).",
+    )
+    agent: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="The sub-agent that made the call (an agent span below the request's root), so that a "
+        "sub-agent's calls stay with it; None: the request's own.",
+    )
 
 
 class TestLabRow(DomainModel):
@@ -58,6 +70,28 @@ class TestLabRow(DomainModel):
     )
     tool_calls: list[ToolCall] = Field(default_factory=list)
     error: str | None = Field(default=None, description="Why the host gave no answer; None when it did.")
+    answer_absent: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Why a request that did not fail has no answer (its last model reply was a tool call, say); "
+        "answer-level evaluators leave the case unscored with this reason, agent-level ones still score it.",
+    )
+    cached_input_tokens: int | None = Field(
+        default=None, ge=0, exclude_if=lambda value: value is None,
+        description="Of ``input_tokens``, those read from the provider's prompt cache (usually priced lower).",
+    )  # fmt: skip
+    reasoning_tokens: int | None = Field(
+        default=None, ge=0, exclude_if=lambda value: value is None,
+        description="Of ``output_tokens``, those the model spent reasoning (not in the answer).",
+    )  # fmt: skip
+    session_id: str | None = Field(
+        default=None, exclude_if=lambda value: value is None,
+        description="The conversation (trace ``session.id``) an imported request belonged to.",
+    )  # fmt: skip
+    user_id: str | None = Field(
+        default=None, exclude_if=lambda value: value is None,
+        description="The end user (trace ``user.id``) who sent an imported request.",
+    )  # fmt: skip
     error_kind: HostErrorKind | None = Field(default=None, description="The kind of ``error``, when known.")
     model_name: str | None = Field(default=None, description="The model name the server reported, if any.")
     raw_response: str | None = Field(
@@ -71,7 +105,16 @@ class TestLabRow(DomainModel):
         "('answer': {'phone': 1}). The leakage evaluators read each placeholder as the leak it replaced.",
     )
 
-    @field_validator("actual_duration", "cost", "input_tokens", "output_tokens", "attempts", mode="before")
+    @field_validator(
+        "actual_duration",
+        "cost",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "reasoning_tokens",
+        "attempts",
+        mode="before",
+    )
     @classmethod
     def _a_number_not_a_boolean(cls, value: object) -> object:
         """JSON's true is 1 to Python: ``"actual_duration": true`` would be stored as one second."""
@@ -85,7 +128,9 @@ class TestLabRow(DomainModel):
 
     @property
     def answered(self) -> bool:
-        return self.error is None and self.actual_output is not None
+        """The system replied without error: with an answer, or with a reply that is no answer (a tool call),
+        which is not the host's failure."""
+        return self.error is None and (self.actual_output is not None or self.answer_absent is not None)
 
 
 class TestLab(PersistedModel):

@@ -72,6 +72,9 @@ class OpenAIServer:
     responder: Callable[[dict[str, Any]], dict[str, Any] | Response] | None = None
     """Builds the reply message from the request body (a rule-based judge); None: the answer echoes the prompt.
     It returns the message's fields (``content``, ``refusal``, ``tool_calls``) or a whole error response."""
+    usage_details: dict[str, Any] = field(default_factory=dict)
+    """Added to every reply's ``usage``, as OpenAI reports cache reads and reasoning:
+    ``{"prompt_tokens_details": {"cached_tokens": 4}, "completion_tokens_details": {"reasoning_tokens": 2}}``."""
     azure_url: str = ""
     """The Azure endpoint (``http://127.0.0.1:PORT``), what ``AzureOpenAI(azure_endpoint=...)`` takes."""
 
@@ -177,6 +180,7 @@ class OpenAIServer:
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": len(answer.split()),
                     "total_tokens": prompt_tokens + len(answer.split()),
+                    **self.usage_details,
                 },
             }
         )

@@ -23,7 +23,7 @@ from pathlib import Path
 from assay.formats.errors import FormatError
 from assay.models import ConversationTurn, ModelHost, TestLab
 from assay.models.hosts import TRACES_HOST_TYPE
-from assay.traces.mapping import MappedTrace, map_trace, mapped_attributes
+from assay.traces.mapping import ROUTE_FROM_SPAN_NAME, MappedTrace, check_route_from, map_trace, mapped_attributes
 from assay.traces.mlflow import read_mlflow
 from assay.traces.openinference import read_openinference
 from assay.traces.otlp import read_otlp
@@ -31,14 +31,14 @@ from assay.traces.privacy import Masker
 from assay.traces.report import LeftOut, SpanCount, Stratum, TraceImportReport
 from assay.traces.rows import DEFAULT_SERVICE, lab_row, masked_report, unique_keys
 from assay.traces.sampling import SampleSize, StratumKey, in_window, stratified_sample
-from assay.traces.spans import Span
+from assay.traces.spans import LogEvent, Span
 from assay.traces.spill import SpanSpill, span_spill
 
 TRACE_SUFFIXES = (".json", ".jsonl")
 NO_ROOT = "root span missing from the files (an incomplete export)"
 NO_QUESTION = "no question found (no input.value on the root, no user message to an LLM)"
 
-Reader = Callable[[Path], Iterator[Span]]
+Reader = Callable[[Path], Iterator[Span | LogEvent]]
 READERS: dict[str, Reader] = {"otlp-json": read_otlp, "openinference": read_openinference, "mlflow": read_mlflow}
 """Trace formats by the name ``--format`` takes."""
 
@@ -53,6 +53,8 @@ class ImportOptions:
     until: datetime | None = None
     stratify_by: StratumKey = "route"
     mask_pii: bool = True
+    route_from: str = ROUTE_FROM_SPAN_NAME
+    """``span-name`` (the root's name, or below a framework class's) or ``attribute:NAME`` (the root's)."""
     max_trace_spans: int = 100_000
     """A trace with more spans is left out: mapping holds one trace's spans in memory at once."""
     max_trace_bytes: int = 256 * 2**20
@@ -97,6 +99,7 @@ def trace_files(sources: Sequence[Path]) -> list[Path]:
 def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLab, TraceImportReport]:
     if options.format not in READERS:
         raise ValueError(f"unknown trace format {options.format!r}; known: {', '.join(READERS)}")
+    check_route_from(options.route_from)
     report = TraceImportReport(
         format=options.format,
         files=[str(path) for path in files],
@@ -108,13 +111,14 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
     )
     duplicates = LeftOut(reason="span read twice (same trace and span id): the later copy is ignored")
     with span_spill(lambda trace_id, span_id: duplicates.add(f"{trace_id}/{span_id}")) as spill:
-        _read(files, READERS[options.format], spill, report)
+        _read(files, READERS[options.format], spill, report, options.route_from)
         _note(report, duplicates)
         summaries = _map(spill, options, report)
         chosen = _sample(_in_window(summaries, options, report), options, report)
         history = _conversations(summaries, chosen, spill, report)
         masker = Masker(pii=options.mask_pii)
-        rows = [lab_row(trace, history.get(trace.trace_id, []), options.format, masker)
+        rows = [lab_row(_counted(trace, report, options.format), history.get(trace.trace_id, []), options.format,
+                        masker)
                 for trace in spill.mapped([trace.trace_id for trace in chosen])]  # fmt: skip
     rows = unique_keys(rows)
     report.cases = len(rows)
@@ -131,13 +135,17 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
     return lab, report
 
 
-def _read(files: Sequence[Path], reader: Reader, spill: SpanSpill, report: TraceImportReport) -> None:
-    """Every span into the spill, with only the attributes a case can be built from."""
+def _read(files: Sequence[Path], reader: Reader, spill: SpanSpill, report: TraceImportReport, route_from: str) -> None:
+    """Every span into the spill, with only the attributes a case can be built from; GenAI log records beside."""
     for path in files:
         for span in reader(path):
+            if isinstance(span, LogEvent):
+                spill.add_event(span)
+                continue
             report.spans += 1
-            span.attributes = mapped_attributes(span)
+            span.attributes = mapped_attributes(span, route_from)
             spill.add(span)
+    report.log_events = spill.log_events
     report.traces = spill.trace_count()
     report.spans_by_kind = dict(sorted(spill.kinds.items()))
 
@@ -167,7 +175,7 @@ def _map(spill: SpanSpill, options: ImportOptions, report: TraceImportReport) ->
             reasons.too_many.add(spilled.trace_id)
         elif spilled.size > options.max_trace_bytes:
             reasons.too_large.add(spilled.trace_id)
-        elif trace := _mapped(spilled.trace_id, spill.spans_of(spilled.trace_id), reasons, report):
+        elif trace := _mapped(spilled.trace_id, spill.spans_of(spilled.trace_id), reasons, report, options.route_from):
             unmapped.update(trace.unmapped)
             spill.keep(trace)
             summaries.append(TraceSummary.of(trace))
@@ -179,7 +187,9 @@ def _map(spill: SpanSpill, options: ImportOptions, report: TraceImportReport) ->
     return sorted(summaries, key=lambda trace: (trace.started_at, trace.trace_id))
 
 
-def _mapped(trace_id: str, spans: list[Span], reasons: _Unmappable, report: TraceImportReport) -> MappedTrace | None:
+def _mapped(
+    trace_id: str, spans: list[Span], reasons: _Unmappable, report: TraceImportReport, route_from: str
+) -> MappedTrace | None:
     ids = {span.span_id for span in spans}
     report.orphan_spans += sum(1 for span in spans if span.parent_id and span.parent_id not in ids)
     roots = [span for span in spans if not span.parent_id]
@@ -189,7 +199,7 @@ def _mapped(trace_id: str, spans: list[Span], reasons: _Unmappable, report: Trac
     if len(roots) > 1:
         reasons.several.add(trace_id)
         return None
-    trace = map_trace(roots[0], spans)
+    trace = map_trace(roots[0], spans, route_from)
     if trace.question is None:
         reasons.no_question.add(trace_id)
         return None
@@ -258,6 +268,17 @@ def _sample(traces: list[TraceSummary], options: ImportOptions, report: TraceImp
             not_sampled.add(trace.trace_id)
     _note(report, not_sampled)
     return sample
+
+
+def _counted(trace: MappedTrace, report: TraceImportReport, format: str) -> MappedTrace:
+    """``trace``, its conventions counted in the report (a case is counted under each its spans were read with;
+    ``none`` when no span carried a convention's attributes). Only OTLP JSON carries several: an OpenInference
+    or MLflow export is read with its own."""
+    if format != "otlp-json":
+        trace.conventions = (format,)
+    for convention in trace.conventions or ("none",):
+        report.conventions[convention] = report.conventions.get(convention, 0) + 1
+    return trace
 
 
 def _note(report: TraceImportReport, left_out: LeftOut) -> None:

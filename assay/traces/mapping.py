@@ -1,12 +1,17 @@
-"""From the spans of one trace to what a test-lab row needs, by the OpenInference semantic conventions.
+"""From the spans of one trace to what a test-lab row needs, by the OpenInference semantic conventions; spans
+written by the OpenTelemetry GenAI conventions are read into them first (`assay.traces.genai`), and the
+conventions each request was read with are kept for the report.
 
 The root span is the request: its ``input.value`` is the question and its ``output.value`` the answer (a JSON
 value is unwrapped: a chat request's last user message, an ``{"answer": ...}`` object, a chat completion's
-first choice). When the root records neither, the first LLM span's last user message and the last LLM span's
-reply stand in. RETRIEVER spans give the retrieved documents (ids, contents, scores, in retrieval order); LLM
-spans the tokens (summed over calls), cost and model; TOOL spans the tool calls in the order they started
-(or, when a trace has no TOOL span, the calls its LLM spans asked for). ``session.id`` groups traces into a
-conversation. Every other span is counted as not mapped, by kind and name.
+first choice). When the root records neither, its own messages, else the first LLM span's last user message and
+the last LLM span's reply stand in. A last reply that asks for tools instead of answering leaves the answer
+absent, with that reason (`assay.traces.tool_calls`). RETRIEVER spans give the retrieved documents (ids,
+contents, scores, in retrieval order); LLM spans the tokens (summed over calls, cache reads and reasoning
+apart), cost and model; TOOL spans the tool calls. ``session.id`` groups traces into a conversation and, with
+``user.id``, is kept on the case. The route is the root's name unless that is a framework class
+(``RunnableSequence``...), or an attribute of the root (``--route-from``). Every other span is counted as not
+mapped, by kind and name.
 """
 
 import re
@@ -16,23 +21,22 @@ from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-from openinference.semconv.trace import (
-    DocumentAttributes,
-    MessageAttributes,
-    OpenInferenceSpanKindValues,
-    SpanAttributes,
-    ToolCallAttributes,
-)
+from openinference.semconv.trace import DocumentAttributes, OpenInferenceSpanKindValues, SpanAttributes
 
 from assay.models import RetrievedChunk, ToolCall
+from assay.traces import genai
+from assay.traces.genai import read_genai
+from assay.traces.replies import answer_in, last_user_message, question_in, reply_of
 from assay.traces.spans import Span
+from assay.traces.tool_calls import TOOL, absent_because, indexed, mark_final, tool_calls
 
-LLM, RETRIEVER, TOOL = (OpenInferenceSpanKindValues.LLM.value, OpenInferenceSpanKindValues.RETRIEVER.value,
-                        OpenInferenceSpanKindValues.TOOL.value)  # fmt: skip
-_QUESTION_KEYS = ("question", "query", "input", "prompt", "user_input", "message", "text")
-_ANSWER_KEYS = ("answer", "output", "response", "content", "text", "result")
+LLM, RETRIEVER = OpenInferenceSpanKindValues.LLM.value, OpenInferenceSpanKindValues.RETRIEVER.value
+ROUTE_FROM_SPAN_NAME, ROUTE_ATTRIBUTE = "span-name", "attribute:"
+FRAMEWORK_CLASS = re.compile(r"^(Runnable[A-Za-z]*|AgentExecutor|LangGraph|[A-Za-z]*Chain)(<.*>)?$")
+"""Root span names that say which framework class ran, not what the request was (LangChain's)."""
+_DOCUMENT_ID_METADATA = ("id", "source", "uri")
+"""Where a document without ``document.id`` keeps its id in ``document.metadata`` (LangChain: ``source``)."""
 _DOCUMENT = re.compile(rf"^{re.escape(SpanAttributes.RETRIEVAL_DOCUMENTS)}\.(\d+)\.(.+)$")
-_MESSAGE = re.compile(r"^(\d+)\.(.+)$")
 
 
 @dataclass
@@ -45,36 +49,47 @@ class MappedTrace:
     service: str
     question: str | None
     answer: str | None
+    answer_absent: str | None = None
+    """Why the request has no answer although it did not fail (its last model reply was a tool call)."""
     documents: list[RetrievedChunk] = field(default_factory=list)
     latency_s: float = 0.0
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
     cost: float | None = None
     model_name: str | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     session_id: str | None = None
+    user_id: str | None = None
+    conventions: tuple[str, ...] = ()
+    """The trace conventions its spans were read with (``openinference``, ``otel-genai``...), sorted."""
     error: str | None = None
     unmapped: Counter[tuple[str, str]] = field(default_factory=Counter)
     """(kind, name) of every span no field came from."""
 
 
 READ_PREFIXES = (
-    SpanAttributes.OPENINFERENCE_SPAN_KIND, SpanAttributes.SESSION_ID, SpanAttributes.INPUT_VALUE,
-    SpanAttributes.OUTPUT_VALUE, "llm.", f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.", "tool.", "tool_call.",
+    SpanAttributes.OPENINFERENCE_SPAN_KIND, SpanAttributes.SESSION_ID, SpanAttributes.USER_ID,
+    SpanAttributes.INPUT_VALUE, SpanAttributes.OUTPUT_VALUE, "llm.", f"{SpanAttributes.RETRIEVAL_DOCUMENTS}.", "tool.",
+    "tool_call.", *genai.READ_PREFIXES,
 )  # fmt: skip
 """Every attribute name the mapping may read, on any span (`mapped_attributes` narrows it by the span's kind):
 a reader may skip other attributes before parsing them."""
 
 
-def mapped_attributes(span: Span) -> dict[str, Any]:
+def mapped_attributes(span: Span, route_from: str = ROUTE_FROM_SPAN_NAME) -> dict[str, Any]:
     """The attributes of ``span`` that `map_trace` can read, by its place and kind: the request and answer
-    (``input.value``, ``output.value``) and usage only on a root; documents on a RETRIEVER; usage and messages
-    on an LLM; the call on a TOOL; the session anywhere. An import keeps only these, so that a large export's
-    spans, held until every trace is complete, do not also hold request bodies, embeddings and metadata
-    nothing reads. Keep it in step with the readings below."""
-    prefixes = [SpanAttributes.SESSION_ID]
+    (``input.value``, ``output.value``), usage and the route's attribute only on a root; documents on a
+    RETRIEVER; usage and messages on an LLM; the call on a TOOL; the session, the user and the GenAI attributes
+    (read into these once the span's events are joined) anywhere. An import keeps only these, so that a large
+    export's spans, held until every trace is complete, do not also hold request bodies, embeddings and
+    metadata nothing reads. Keep it in step with the readings below."""
+    prefixes = [SpanAttributes.SESSION_ID, SpanAttributes.USER_ID, *genai.READ_PREFIXES]
     if not span.parent_id:
         prefixes += [SpanAttributes.INPUT_VALUE, SpanAttributes.OUTPUT_VALUE, "llm."]
+        if route_from.startswith(ROUTE_ATTRIBUTE):
+            prefixes.append(route_from.removeprefix(ROUTE_ATTRIBUTE))
     if span.kind == LLM:
         prefixes.append("llm.")
     elif span.kind == RETRIEVER:
@@ -85,35 +100,73 @@ def mapped_attributes(span: Span) -> dict[str, Any]:
     return {key: value for key, value in span.attributes.items() if key.startswith(kept)}
 
 
-def map_trace(root: Span, spans: list[Span]) -> MappedTrace:
-    """``spans``: every span of the trace, the root included, in any order."""
+def map_trace(root: Span, spans: list[Span], route_from: str = ROUTE_FROM_SPAN_NAME) -> MappedTrace:
+    """``spans``: every span of the trace, the root included, in any order (their attributes are completed
+    with what their GenAI attributes and events say)."""
+    conventions = tuple(sorted({convention for span in spans if (convention := read_genai(span))}))
     ordered = sorted(spans, key=lambda span: span.start_ns)
     llm_spans = [span for span in ordered if span.kind == LLM]
     used = {root.span_id}
-    question = _question(root.attributes.get(SpanAttributes.INPUT_VALUE))
+    question = question_in(root.attributes.get(SpanAttributes.INPUT_VALUE))
+    if question is None:
+        question = last_user_message(root.attributes)
     if question is None and llm_spans:
-        question = _last_user_message(llm_spans[0].attributes)
+        question = last_user_message(llm_spans[0].attributes)
         used.add(llm_spans[0].span_id)
-    answer = _answer(root.attributes.get(SpanAttributes.OUTPUT_VALUE))
-    if answer is None and llm_spans:
-        answer = _reply(llm_spans[-1].attributes)
+    reply, replied_in = answer_in(root.attributes.get(SpanAttributes.OUTPUT_VALUE)), root
+    if reply is None and llm_spans:
+        reply, replied_in = reply_of(llm_spans[-1]), llm_spans[-1]
         used.add(llm_spans[-1].span_id)
+    answer, final = reply if reply is not None else (None, [])
     mapped = MappedTrace(
         trace_id=root.trace_id,
         started_at=datetime.fromtimestamp(root.start_ns / 1e9, tz=UTC),
-        route=root.name,
+        route=_route(root, ordered, route_from),
         service=root.service,
         question=question,
         answer=answer,
+        answer_absent=absent_because(final) if answer is None and final else None,
         latency_s=root.duration_s,
-        session_id=_session(root, ordered),
+        session_id=_first(root, ordered, SpanAttributes.SESSION_ID),
+        user_id=_first(root, ordered, SpanAttributes.USER_ID),
+        conventions=conventions,
         error=_error(root),
     )
     used |= _documents(ordered, mapped)
     used |= _usage(root, llm_spans, mapped)
-    used |= _tool_calls(ordered, llm_spans, mapped)
+    mapped.tool_calls, tool_spans = tool_calls(root, ordered, llm_spans)
+    used |= tool_spans
+    if mapped.answer_absent:
+        mapped.tool_calls = mark_final(mapped.tool_calls, final, replied_in)
     mapped.unmapped = Counter((span.kind or "unknown", span.name) for span in ordered if span.span_id not in used)
     return mapped
+
+
+def check_route_from(route_from: str) -> None:
+    """``--route-from`` is ``span-name`` or ``attribute:NAME``."""
+    name = route_from.removeprefix(ROUTE_ATTRIBUTE).strip()
+    if route_from != ROUTE_FROM_SPAN_NAME and not (route_from.startswith(ROUTE_ATTRIBUTE) and name):
+        raise ValueError(f"--route-from {route_from!r}: expected {ROUTE_FROM_SPAN_NAME} or {ROUTE_ATTRIBUTE}NAME "
+                         "(an attribute of the root span, e.g. attribute:http.route)")  # fmt: skip
+
+
+def _route(root: Span, spans: list[Span], route_from: str) -> str:
+    """The root's ``attribute:NAME`` when asked for and present; else its name, unless that names a framework
+    class: then the first span below it (in start order, nearest first) whose name does not."""
+    if route_from.startswith(ROUTE_ATTRIBUTE):
+        value = root.attributes.get(route_from.removeprefix(ROUTE_ATTRIBUTE))
+        if value not in (None, ""):
+            return str(value)
+    if not FRAMEWORK_CLASS.match(root.name):
+        return root.name
+    level = [root.span_id]
+    while level:
+        below = [span for span in spans if span.parent_id in level]
+        named = next((span.name for span in below if span.name and not FRAMEWORK_CLASS.match(span.name)), None)
+        if named:
+            return named
+        level = [span.span_id for span in below]
+    return root.name
 
 
 def _error(root: Span) -> str | None:
@@ -122,9 +175,10 @@ def _error(root: Span) -> str | None:
     return f"the request failed: {root.status_message}" if root.status_message else "the request failed (no message)"
 
 
-def _session(root: Span, spans: list[Span]) -> str | None:
+def _first(root: Span, spans: list[Span], name: str) -> str | None:
+    """The attribute ``name`` of the root, else of the first span that has it."""
     for span in (root, *spans):
-        value = span.attributes.get(SpanAttributes.SESSION_ID)
+        value = span.attributes.get(name)
         if value not in (None, ""):
             return str(value)
     return None
@@ -137,11 +191,11 @@ def _documents(spans: list[Span], mapped: MappedTrace) -> set[str]:
         if span.kind != RETRIEVER:
             continue
         used.add(span.span_id)
-        for fields in _indexed(span.attributes, _DOCUMENT):
+        for fields in indexed(span.attributes, _DOCUMENT):
             content = fields.get(DocumentAttributes.DOCUMENT_CONTENT)
             if not isinstance(content, str):
                 continue
-            uri = str(fields.get(DocumentAttributes.DOCUMENT_ID) or fields.get(DocumentAttributes.DOCUMENT_URL) or "")
+            uri = _document_id(fields)
             if (uri, content) in seen:
                 continue
             seen.add((uri, content))
@@ -153,12 +207,31 @@ def _documents(spans: list[Span], mapped: MappedTrace) -> set[str]:
     return used
 
 
+def _document_id(fields: dict[str, Any]) -> str:
+    """``document.id``, else the id, source or uri its metadata names (a JSON object, or dotted keys), else
+    ``document.url``; empty when none says."""
+    metadata = fields.get(DocumentAttributes.DOCUMENT_METADATA)
+    if isinstance(metadata, str):
+        try:
+            metadata = orjson.loads(metadata)
+        except orjson.JSONDecodeError:
+            metadata = None
+    metadata = metadata if isinstance(metadata, dict) else {}
+    candidates = [fields.get(DocumentAttributes.DOCUMENT_ID)]
+    for name in _DOCUMENT_ID_METADATA:
+        candidates += [metadata.get(name), fields.get(f"{DocumentAttributes.DOCUMENT_METADATA}.{name}")]
+    candidates.append(fields.get(DocumentAttributes.DOCUMENT_URL))
+    return next((str(value) for value in candidates if value not in (None, "") and not isinstance(value, dict)), "")
+
+
 def _usage(root: Span, llm_spans: list[Span], mapped: MappedTrace) -> set[str]:
     """Tokens and cost summed over the LLM calls (the root's own figures only when no call records any, so an
     aggregate on the root is never added to its parts); the model is the last call's."""
     sources = [span for span in llm_spans if _has_usage(span)] or ([root] if _has_usage(root) else [])
     mapped.input_tokens = _total(sources, SpanAttributes.LLM_TOKEN_COUNT_PROMPT)
     mapped.output_tokens = _total(sources, SpanAttributes.LLM_TOKEN_COUNT_COMPLETION)
+    mapped.cached_input_tokens = _total(sources, SpanAttributes.LLM_TOKEN_COUNT_PROMPT_DETAILS_CACHE_READ)
+    mapped.reasoning_tokens = _total(sources, SpanAttributes.LLM_TOKEN_COUNT_COMPLETION_DETAILS_REASONING)
     cost = _total(sources, SpanAttributes.LLM_COST_TOTAL, integer=False)
     mapped.cost = float(cost) if cost is not None else None
     called = [name for span in llm_spans if (name := span.attributes.get(SpanAttributes.LLM_MODEL_NAME))]
@@ -180,144 +253,3 @@ def _total(spans: list[Span], name: str, *, integer: bool = True) -> int | float
         return None
     total = sum(numbers)
     return int(total) if integer else total
-
-
-def _tool_calls(spans: list[Span], llm_spans: list[Span], mapped: MappedTrace) -> set[str]:
-    tools = [span for span in spans if span.kind == TOOL]
-    for span in tools:
-        attributes = span.attributes
-        name = (attributes.get(SpanAttributes.TOOL_NAME) or attributes.get(ToolCallAttributes.TOOL_CALL_FUNCTION_NAME)
-                or span.name)  # fmt: skip
-        arguments = attributes.get(ToolCallAttributes.TOOL_CALL_FUNCTION_ARGUMENTS_JSON)
-        if arguments is None:
-            arguments = attributes.get(SpanAttributes.INPUT_VALUE)
-        output = attributes.get(SpanAttributes.OUTPUT_VALUE)
-        error = None
-        if span.status == "ERROR":
-            error = span.status_message or "the tool call failed (no message)"
-        mapped.tool_calls.append(_tool_call(str(name), arguments, output=output, error=error, span=span))
-    if tools:
-        return {span.span_id for span in tools}
-    prefix = f"{SpanAttributes.LLM_OUTPUT_MESSAGES}."
-    for span in llm_spans:
-        for message in _indexed(span.attributes, re.compile(rf"^{re.escape(prefix)}(\d+)\.(.+)$")):
-            calls = _indexed(message, re.compile(rf"^{re.escape(MessageAttributes.MESSAGE_TOOL_CALLS)}\.(\d+)\.(.+)$"))
-            for call in calls:
-                name = call.get(ToolCallAttributes.TOOL_CALL_FUNCTION_NAME)
-                if name:
-                    arguments = call.get(ToolCallAttributes.TOOL_CALL_FUNCTION_ARGUMENTS_JSON)
-                    mapped.tool_calls.append(_tool_call(str(name), arguments, span=span))
-    return set()
-
-
-def _tool_call(name: str, arguments: Any, *, span: Span, output: Any = None, error: str | None = None) -> ToolCall:
-    parsed, text = _arguments(arguments)
-    return ToolCall(
-        name=name,
-        arguments=parsed,
-        arguments_text=text,
-        output=None if output is None else _text(output),
-        error=error,
-        duration=span.duration_s,
-        span_id=span.span_id,
-    )
-
-
-def _arguments(value: Any) -> tuple[dict[str, Any], str | None]:
-    """A JSON object's fields; anything else is kept as text (``arguments_text``), never guessed at."""
-    if value is None or value == "":
-        return {}, None
-    if isinstance(value, dict):
-        return value, None
-    if isinstance(value, str):
-        try:
-            parsed = orjson.loads(value)
-        except orjson.JSONDecodeError:
-            return {}, value
-        if isinstance(parsed, dict):
-            return parsed, None
-    return {}, _text(value)
-
-
-def _indexed(attributes: dict[str, Any], pattern: re.Pattern[str]) -> list[dict[str, Any]]:
-    """``{"x.0.a": 1, "x.1.a": 2}`` -> ``[{"a": 1}, {"a": 2}]`` by index; a list value (``{"x": [...]}``,
-    unflattened) is read too."""
-    groups: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        match = pattern.match(key)
-        if match:
-            groups.setdefault(int(match.group(1)), {})[match.group(2)] = value
-    return [groups[index] for index in sorted(groups)]
-
-
-def _messages(attributes: dict[str, Any], kind: str) -> list[dict[str, Any]]:
-    prefix = f"{kind}."
-    found = {key[len(prefix):]: value for key, value in attributes.items() if key.startswith(prefix)}
-    return _indexed(found, _MESSAGE)
-
-
-def _last_user_message(attributes: dict[str, Any]) -> str | None:
-    for message in reversed(_messages(attributes, SpanAttributes.LLM_INPUT_MESSAGES)):
-        content = message.get(MessageAttributes.MESSAGE_CONTENT)
-        if message.get(MessageAttributes.MESSAGE_ROLE) == "user" and isinstance(content, str):
-            return content
-    return None
-
-
-def _reply(attributes: dict[str, Any]) -> str | None:
-    for message in _messages(attributes, SpanAttributes.LLM_OUTPUT_MESSAGES):
-        content = message.get(MessageAttributes.MESSAGE_CONTENT)
-        if isinstance(content, str):
-            return content
-    return None
-
-
-def _question(value: Any) -> str | None:
-    return _unwrap(value, _QUESTION_KEYS, role="user")
-
-
-def _answer(value: Any) -> str | None:
-    return _unwrap(value, _ANSWER_KEYS, role="assistant")
-
-
-def _unwrap(value: Any, keys: tuple[str, ...], role: str) -> str | None:
-    """The text in an ``input.value``/``output.value``: itself, or the one text a JSON value carries."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        return _text(value)
-    stripped = value.strip()
-    if not stripped.startswith(("{", "[")):
-        return value
-    try:
-        parsed = orjson.loads(stripped)
-    except orjson.JSONDecodeError:
-        return value
-    found = _text_in(parsed, keys, role)
-    return found if found is not None else value
-
-
-def _text_in(parsed: Any, keys: tuple[str, ...], role: str) -> str | None:
-    if isinstance(parsed, dict):
-        choices = parsed.get("choices")
-        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-            message = choices[0].get("message") or {}
-            if isinstance(message, dict) and isinstance(message.get("content"), str):
-                return message["content"]
-        messages = parsed.get("messages")
-        if isinstance(messages, list):
-            return _text_in(messages, keys, role)
-        for key in keys:
-            if isinstance(parsed.get(key), str):
-                return parsed[key]
-        strings = [item for item in parsed.values() if isinstance(item, str)]
-        return strings[0] if len(strings) == 1 else None
-    if isinstance(parsed, list):
-        for message in reversed(parsed):
-            if isinstance(message, dict) and message.get("role") == role and isinstance(message.get("content"), str):
-                return message["content"]
-    return None
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else orjson.dumps(value).decode("utf-8")

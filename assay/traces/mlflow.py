@@ -333,7 +333,8 @@ def _messages(attributes: Attributes, inputs: Any, outputs: Any) -> None:
                     arguments = function.get("arguments")
                     if arguments is not None:
                         attributes[call_at + ToolCallAttributes.TOOL_CALL_FUNCTION_ARGUMENTS_JSON] = (
-                            arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode("utf-8"))
+                            arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode("utf-8")
+                        )
 
 
 def _retrieved(attributes: Attributes, outputs: Any) -> None:

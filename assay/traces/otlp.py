@@ -1,5 +1,8 @@
 """OpenTelemetry traces in OTLP JSON: ``ExportTraceServiceRequest`` documents (``{"resourceSpans": [...]}``), one
-per line as the Collector's file exporter writes them, or one per file.
+per line as the Collector's file exporter writes them, or one per file. ``ExportLogsServiceRequest`` documents
+(``{"resourceLogs": [...]}``) may sit beside them, in the same files or others: their GenAI event records
+(``gen_ai.user.message``, ``gen_ai.choice``...: the conventions' event form of the messages) are read and joined
+to their spans by trace and span id; other log records are skipped.
 
 Each span is parsed with the OTLP protobuf definitions (``opentelemetry-proto``), so field names, enum values
 and 64-bit integers as strings follow the specification rather than a hand-written reading of it. OTLP JSON
@@ -14,27 +17,35 @@ from typing import Any
 
 from google.protobuf.json_format import ParseDict, ParseError
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import Span as OtlpSpan
 from opentelemetry.proto.trace.v1.trace_pb2 import Status
 
 from assay.formats.errors import json_path, preview
 from assay.traces.documents import documents
+from assay.traces.genai import genai_kind
 from assay.traces.mapping import READ_PREFIXES
-from assay.traces.spans import Span, TraceFileError, span_error
+from assay.traces.spans import LogEvent, Span, SpanEvent, TraceFileError, span_error
 
 SPAN_KIND_ATTRIBUTE = "openinference.span.kind"
 _STATUS = {Status.STATUS_CODE_UNSET: "UNSET", Status.STATUS_CODE_OK: "OK", Status.STATUS_CODE_ERROR: "ERROR"}
 _ID_FIELDS = {"traceId": 16, "spanId": 8, "parentSpanId": 8, "trace_id": 16, "span_id": 8, "parent_span_id": 8}
+GENAI_EVENT_PREFIX = "gen_ai."
+"""Span events and log records read: the GenAI conventions' events (others carry nothing a case is built from)."""
 
 
-def read_otlp(path: Path) -> Iterator[Span]:
-    """Every span of an OTLP JSON file, in file order."""
+def read_otlp(path: Path) -> Iterator[Span | LogEvent]:
+    """Every span of an OTLP JSON file, and every GenAI log record, in file order."""
     for line, document in documents(path):
         where = f"line {line}"
+        if isinstance(document, dict) and isinstance(_get(document, "resourceLogs"), list):
+            yield from _log_events(document, path, where)
+            continue
         if not isinstance(document, dict) or not isinstance(_get(document, "resourceSpans"), list):
             found = preview(document)
-            raise TraceFileError(path, where, f'expected an OTLP JSON export {{"resourceSpans": [...]}}, got {found}')
+            raise TraceFileError(path, where, f'expected an OTLP JSON export {{"resourceSpans": [...]}} (or '
+                                 f'{{"resourceLogs": [...]}}), got {found}')  # fmt: skip
         for r, resource_spans in enumerate(_get(document, "resourceSpans")):
             here = json_path("resourceSpans", r)
             _expect_object(resource_spans, path, where, here)
@@ -73,6 +84,7 @@ def _span(raw: Any, path: Path, where: str, here: str, service: str) -> Span:
     if message.end_time_unix_nano and message.end_time_unix_nano < message.start_time_unix_nano:
         raise span_error(path, location, message.span_id.hex(), "endTimeUnixNano is before startTimeUnixNano")
     attributes = _attributes(message.attributes)
+    events = [SpanEvent(event.name, _attributes(event.attributes)) for event in message.events]
     return Span(
         trace_id=message.trace_id.hex(),
         span_id=message.span_id.hex(),
@@ -80,24 +92,93 @@ def _span(raw: Any, path: Path, where: str, here: str, service: str) -> Span:
         name=message.name,
         start_ns=message.start_time_unix_nano,
         end_ns=message.end_time_unix_nano or message.start_time_unix_nano,
-        kind=str(attributes.get(SPAN_KIND_ATTRIBUTE) or "").upper(),
+        kind=str(attributes.get(SPAN_KIND_ATTRIBUTE) or "").upper() or genai_kind(attributes),
         status=_STATUS.get(message.status.code, "UNSET"),
         status_message=message.status.message,
         attributes=attributes,
         service=service,
         where=f"{path}: {location}",
+        events=events,
     )
 
 
 def _unread_left_out(raw: dict[str, Any]) -> dict[str, Any]:
-    """The span without what no case is built from (attributes outside `READ_PREFIXES`, events, links), which
-    protobuf then need not parse: most of a large export's parse time goes to LLM request bodies and exception
-    events nothing reads. What is kept is parsed and checked in full."""
+    """The span without what no case is built from (attributes outside `READ_PREFIXES`, events other than GenAI
+    ones, links), which protobuf then need not parse: most of a large export's parse time goes to LLM request
+    bodies and exception events nothing reads. A root span keeps every attribute (``--route-from attribute:``
+    may name any). What is kept is parsed and checked in full."""
     kept = {key: value for key, value in raw.items() if key not in ("events", "links")}
+    events = raw.get("events")
+    if isinstance(events, list):
+        kept["events"] = [event for event in events if not isinstance(event, dict) or _genai_event(event.get("name"))]
     attributes = raw.get("attributes")
-    if isinstance(attributes, list):
+    is_root = not (raw.get("parentSpanId") or raw.get("parent_span_id"))
+    if isinstance(attributes, list) and not is_root:
         kept["attributes"] = [pair for pair in attributes if not isinstance(pair, dict) or _read(pair.get("key"))]
     return kept
+
+
+def _genai_event(name: Any) -> bool:
+    return isinstance(name, str) and name.startswith(GENAI_EVENT_PREFIX)
+
+
+def _log_events(document: dict[str, Any], path: Path, where: str) -> Iterator[LogEvent]:
+    """The GenAI event records of an OTLP logs export that name their span (a record without one cannot be
+    joined to a request and is skipped, as other records are)."""
+    for r, resource_logs in enumerate(_get(document, "resourceLogs")):
+        here = json_path("resourceLogs", r)
+        _expect_object(resource_logs, path, where, here)
+        for s, scope_logs in enumerate(_get(resource_logs, "scopeLogs") or []):
+            scope_here = json_path(here, "scopeLogs", s)
+            _expect_object(scope_logs, path, where, scope_here)
+            for index, raw in enumerate(_get(scope_logs, "logRecords") or []):
+                record_here = json_path(scope_here, "logRecords", index)
+                _expect_object(raw, path, where, record_here)
+                event = _log_event(raw, path, f"{where}, {record_here}")
+                if event is not None:
+                    yield event
+
+
+def _log_event(raw: dict[str, Any], path: Path, location: str) -> LogEvent | None:
+    name = raw.get("eventName") or raw.get("event_name") or _event_name_attribute(raw)
+    if not _genai_event(name):
+        return None
+    converted = {key: value for key, value in raw.items() if key not in ("traceId", "spanId", "trace_id", "span_id")}
+    record = _parse(converted, LogRecord(), path, location, "")
+    ids = [_hex_id(raw, name, size, path, location) for name, size in (("traceId", 16), ("spanId", 8))]
+    if not all(ids):
+        return None
+    fields = _attributes(record.attributes)
+    body = _value(record.body) if record.HasField("body") else None
+    fields |= body if isinstance(body, dict) else ({} if body is None else {"body": body})
+    return LogEvent(trace_id=ids[0], span_id=ids[1], event=SpanEvent(name, fields))
+
+
+def _event_name_attribute(raw: dict[str, Any]) -> Any:
+    """Before OTLP had ``eventName``, a log record named its event in the ``event.name`` attribute."""
+    for pair in raw.get("attributes") or []:
+        if isinstance(pair, dict) and pair.get("key") == "event.name":
+            return (pair.get("value") or {}).get("stringValue")
+    return None
+
+
+def _hex_id(raw: dict[str, Any], name: str, size: int, path: Path, location: str) -> str:
+    """A log record's trace or span id as hex (written hex or base64); empty when it has none."""
+    value = raw.get(name) or raw.get("".join(f"_{char.lower()}" if char.isupper() else char for char in name))
+    if not value:
+        return ""
+    if isinstance(value, str) and len(value) == 2 * size:
+        try:
+            return bytes.fromhex(value).hex()
+        except ValueError:
+            pass
+    try:
+        decoded = base64.b64decode(str(value), validate=True)
+    except ValueError:
+        decoded = b""
+    if len(decoded) != size:
+        raise TraceFileError(path, f"{location}.{name}", f"{value!r} is not a {size}-byte id (hex or base64)")
+    return decoded.hex()
 
 
 def _read(key: Any) -> bool:
@@ -157,4 +238,3 @@ def _value(value: AnyValue) -> Any:
     if which == "bytes_value":
         return base64.b64encode(value.bytes_value).decode("ascii")
     return getattr(value, which)
-

@@ -41,6 +41,14 @@ class TraceImportReport(BaseModel):
     cases_with_error: int = Field(default=0, description="Requests whose root span ended in error (kept as cases).")
     sessions: int = Field(default=0, description="Conversations (session.id) with more than one request.")
     spans_by_kind: dict[str, int] = Field(default_factory=dict)
+    conventions: dict[str, int] = Field(
+        default_factory=dict,
+        description="Cases by the trace convention their spans were read with: 'openinference', 'otel-genai' "
+        "(gen_ai.* attributes), 'otel-genai-events' (messages as events or log records), 'otel-genai-indexed' "
+        "(the older gen_ai.prompt.N.* attributes), 'none'; a case read with two counts under both. Each case "
+        "names its own in test_case.generator.",
+    )
+    log_events: int = Field(default=0, description="GenAI log records read and joined to their spans.")
     unmapped_spans: list[SpanCount] = Field(
         default_factory=list, description="Spans of imported traces that no field of a case came from."
     )
@@ -72,6 +80,9 @@ def report_markdown(report: TraceImportReport) -> str:
         f"- Window: since {report.window.get('since') or 'the first request'}, until "
         f"{report.window.get('until') or 'the last'}.",
     ]
+    if report.conventions:
+        read_with = ", ".join(f"{name} {count}" for name, count in sorted(report.conventions.items()))
+        lines.append(f"- Conventions read (cases): {read_with}.")
     if report.sample:
         lines.append(f"- Sample: {report.sample} (seed {report.seed}), stratified by {report.stratified_by}.")
     masked = ", ".join(f"{kind} {count}" for kind, count in report.masked.items()) or "nothing found"

@@ -24,7 +24,7 @@ def lab_row(trace: MappedTrace, turns: list[ConversationTurn], format: str, mask
         prompt=text("question", trace.question) or "",
         turns=[_masked_turn(turn, masker, found["turns"]) for turn in turns],
         categories=[text("route", trace.route) or ""] if trace.route else [],
-        generator=f"production traces ({format})",
+        generator=f"production traces ({_read_with(format, trace.conventions)})",
     )
     row = TestLabRow(
         test_case=case,
@@ -36,12 +36,23 @@ def lab_row(trace: MappedTrace, turns: list[ConversationTurn], format: str, mask
         cost_source="reported" if trace.cost is not None else None,
         input_tokens=trace.input_tokens,
         output_tokens=trace.output_tokens,
+        cached_input_tokens=trace.cached_input_tokens,
+        reasoning_tokens=trace.reasoning_tokens,
         tool_calls=[_masked_call(call, masker, found["tool_calls"]) for call in trace.tool_calls],
         error=text("error", trace.error),
+        answer_absent=text("answer_absent", trace.answer_absent),
+        session_id=text("session_id", trace.session_id),
+        user_id=text("user_id", trace.user_id),
         model_name=text("model_name", trace.model_name),
     )
     masked = {field: dict(sorted(counts.items())) for field, counts in found.items() if counts}
     return row.model_copy(update={"masked": masked}) if masked else row
+
+
+def _read_with(format: str, conventions: tuple[str, ...]) -> str:
+    """The format, and the conventions the request's spans were read with where the format has several."""
+    read = ", ".join(conventions)
+    return format if read in ("", format) else f"{format}: {read}"
 
 
 def unique_keys(rows: list[TestLabRow]) -> list[TestLabRow]:

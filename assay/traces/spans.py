@@ -22,6 +22,27 @@ Attributes = dict[str, Any]
 
 
 @dataclass(slots=True)
+class SpanEvent:
+    """A GenAI event of a span: a span event, or a log record the span's context was set on (the OpenTelemetry
+    GenAI conventions' event form of the messages, ``gen_ai.user.message``, ``gen_ai.choice``...)."""
+
+    name: str
+    fields: Attributes
+    """The event's attributes and, for a log record, its body (an object's fields; anything else as ``body``),
+    values as written: a JSON text stays text."""
+
+
+@dataclass(slots=True)
+class LogEvent:
+    """A log record that belongs to a span (its trace and span id), read apart from it: joined to the span once
+    every file is read."""
+
+    trace_id: str
+    span_id: str
+    event: SpanEvent
+
+
+@dataclass(slots=True)
 class Span:
     """One span of a trace, as read from a file."""
 
@@ -42,6 +63,8 @@ class Span:
     """The resource's ``service.name``: which application emitted the span."""
     where: str = ""
     """Where the span was read: ``<file>: line N`` (for error messages and the import report)."""
+    events: list[SpanEvent] = field(default_factory=list)
+    """The span's GenAI events (others are not read), in time order."""
 
     @property
     def duration_s(self) -> float:

@@ -7,8 +7,10 @@ database counts each trace's spans and their bytes as they arrive, so a trace to
 without loading it, and gives the spans back one trace at a time, each trace's in the order read. The mapped
 traces wait in it too, until the sample is drawn from their summaries.
 
-The database lives in a private temporary folder (mode 0700, under ``TMPDIR``) removed when the import ends.
-It holds the spans unmasked, as the downloaded S3 exports beside it do: masking happens when the lab is built.
+GenAI log records (the event form of a span's messages) wait beside the spans, and join them when their trace
+is read back. The database lives in a private temporary folder (mode 0700, under ``TMPDIR``) removed when the
+import ends. It holds the spans unmasked, as the downloaded S3 exports beside it do: masking happens when the
+lab is built.
 """
 
 import pickle
@@ -21,7 +23,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from assay.traces.mapping import MappedTrace
-from assay.traces.spans import Span
+from assay.traces.spans import LogEvent, Span, SpanEvent
 
 BATCH_SPANS = 10_000
 """Spans written per transaction: large enough that SQLite's per-transaction cost vanishes, small enough that
@@ -39,6 +41,8 @@ CREATE TABLE spans (seq INTEGER PRIMARY KEY, trace_id TEXT NOT NULL, span_id TEX
 CREATE TABLE traces (trace_id TEXT PRIMARY KEY, first INTEGER NOT NULL, spans INTEGER NOT NULL,
                      size INTEGER NOT NULL);
 CREATE TABLE mapped (trace_id TEXT PRIMARY KEY, body BLOB NOT NULL);
+CREATE TABLE events (seq INTEGER PRIMARY KEY, trace_id TEXT NOT NULL, span_id TEXT NOT NULL, body BLOB NOT NULL);
+CREATE INDEX events_of_trace ON events (trace_id);
 """
 _COUNT = """INSERT INTO traces VALUES (?, ?, ?, ?)
 ON CONFLICT (trace_id) DO UPDATE SET spans = spans + excluded.spans, size = size + excluded.size"""
@@ -67,6 +71,8 @@ class SpanSpill:
         self._pending: list[_Pending] = []
         self._pending_mapped: list[tuple[str, bytes]] = []
         self._read = 0
+        self.log_events = 0
+        """GenAI log records read (joined to their spans when the trace is read back)."""
         self.kinds: Counter[str] = Counter()
         """Spans kept (duplicates not counted) by OpenInference kind, ``unknown`` when a span declares none."""
 
@@ -76,6 +82,12 @@ class SpanSpill:
         self._pending.append((self._read, span.trace_id, span.span_id, span.kind or "unknown", body))
         if len(self._pending) >= BATCH_SPANS:
             self.flush()
+
+    def add_event(self, event: LogEvent) -> None:
+        self.log_events += 1
+        body = pickle.dumps((event.event.name, event.event.fields), pickle.HIGHEST_PROTOCOL)
+        self._db.execute("INSERT INTO events (trace_id, span_id, body) VALUES (?, ?, ?)",
+                         (event.trace_id, event.span_id, body))  # fmt: skip
 
     def flush(self) -> None:
         """Write the pending spans in one transaction; a span whose ids are stored already (read before, in
@@ -101,9 +113,16 @@ class SpanSpill:
             yield SpilledTrace(trace_id, spans, size)
 
     def spans_of(self, trace_id: str) -> list[Span]:
-        """The spans of one trace, in the order they were read."""
+        """The spans of one trace, in the order they were read, each with its GenAI log records after its own
+        events (in the order read)."""
         rows = self._db.execute("SELECT body FROM spans WHERE trace_id = ? ORDER BY seq", (trace_id,))
-        return [_decoded(body) for (body,) in rows]
+        spans = [_decoded(body) for (body,) in rows]
+        by_id = {span.span_id: span for span in spans}
+        events = self._db.execute("SELECT span_id, body FROM events WHERE trace_id = ? ORDER BY seq", (trace_id,))
+        for span_id, body in events:
+            if span_id in by_id:
+                by_id[span_id].events.append(SpanEvent(*pickle.loads(body)))
+        return spans
 
     def keep(self, trace: MappedTrace) -> None:
         self._pending_mapped.append((trace.trace_id, pickle.dumps(trace, pickle.HIGHEST_PROTOCOL)))

@@ -178,3 +178,21 @@ def test_embedding_evaluators_of_one_run_share_each_distinct_text() -> None:
     for evaluator_id in ("answer_semantic_similarity", "answer_semantic_sentence_similarity"):
         run_evaluator(build_evaluator(evaluator_id, services), lab)
     assert sorted(encoded) == sorted({*encoded}) == ["Answer 0.", "Answer 1.", "Answer 2.", "Truth 0.", "Truth 1."]
+
+
+def test_an_answer_absent_for_a_tool_call_is_unscored_with_that_reason_and_is_no_host_failure() -> None:
+    from assay.models import ToolCall
+
+    because = "the last model reply was a tool call (get_weather), not an answer"
+    called = row("called", None).model_copy(update={
+        "answer_absent": because, "tool_calls": [ToolCall(name="get_weather", arguments={"city": "Paris"},
+                                                          final_reply=True)]})  # fmt: skip
+    lab = lab_of(called, row("plain", "It is sunny."), row("silent", None))
+    assert [item.answered for item in lab.rows] == [True, True, False]
+    answers = {scores.test_case_key: scores.unscored_reason
+               for scores in run_evaluator(build_evaluator("looping_detection"), lab).rows}  # fmt: skip
+    assert answers == {"called": f"missing input: actual_output ({because})", "plain": None,
+                       "silent": "missing input: actual_output"}  # fmt: skip
+    tools = {scores.test_case_key: scores.unscored_reason
+             for scores in run_evaluator(build_evaluator("agent_sanity"), lab).rows}  # fmt: skip
+    assert tools["called"] is None

@@ -141,6 +141,8 @@ def test_otlp_trace_maps_question_answer_documents_usage_and_failed_tool(tmp_pat
     assert lab["models"] == [{**lab["models"][0], "key": "rag-app", "type": "traces"}]
     assert report["spans"] == 5 and report["traces"] == 1 and report["cases"] == 1
     assert report["spans_by_kind"] == {"CHAIN": 1, "EMBEDDING": 1, "LLM": 1, "RETRIEVER": 1, "TOOL": 1}
+    assert report["conventions"] == {"openinference": 1}
+    assert row["test_case"]["generator"] == "production traces (otlp-json: openinference)"
     assert "imported 1 requests" in output
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from assay.apps.cli.common import command_group, console, user_errors
+from assay.apps.cli.common import command_group, console, show_error, user_errors
 from assay.escaping import for_terminal
 
 if TYPE_CHECKING:
@@ -29,7 +29,8 @@ def import_(
         str,
         typer.Option(
             "--format",
-            help="otlp-json: OpenTelemetry OTLP JSON (the Collector's file exporter) with OpenInference attributes; "
+            help="otlp-json: OpenTelemetry OTLP JSON (the Collector's file exporter) with OpenInference or "
+            "OpenTelemetry GenAI (gen_ai.*) attributes, GenAI events and log records beside; "
             "openinference: OpenInference span JSON (one span a line, as Phoenix exports); mlflow: MLflow trace "
             "JSON.",
         ),
@@ -48,6 +49,15 @@ def import_(
         Literal["route", "model", "service", "none"],
         typer.Option(help="Sample each route (root span name), model or service in proportion."),
     ] = "route",
+    route_from: Annotated[
+        str,
+        typer.Option(
+            help="The route of a request (its case category, what --stratify-by route samples by): span-name (the "
+            "root span's name; below a framework class such as RunnableSequence, the first span that is none) or "
+            "attribute:NAME (the root span's attribute NAME, e.g. attribute:http.route; span-name where it is "
+            "missing).",
+        ),
+    ] = "span-name",
     mask_pii: Annotated[
         bool,
         typer.Option(
@@ -76,7 +86,7 @@ def import_(
     why) is printed and written beside the lab as <out>.import.json.
 
     Exit codes: 0 imported; 2 bad input (a file that cannot be read as the format, naming the file, line and
-    span; a bad option); 1 unexpected error."""
+    span; a bad option) or no request became a test case (naming the most common reason); 1 unexpected error."""
     from assay.traces import READERS, ImportOptions, SampleSize
     from assay.traces.files import import_to_file, report_path
 
@@ -92,12 +102,27 @@ def import_(
             until=_moment(until, "--until"),
             stratify_by=stratify_by,
             mask_pii=mask_pii,
+            route_from=route_from,
             max_trace_spans=max_trace_spans,
             max_trace_bytes=max_trace_mb * 2**20,
         )
         report = import_to_file(sources, options, out)
     _print(report)
     console.print(f"lab: {for_terminal(out)} (report: {for_terminal(report_path(out))})", highlight=False)
+    if report.cases == 0:
+        show_error(f"no test cases imported: {_why_empty(report)} (report: {report_path(out)})")
+        raise typer.Exit(code=2)
+
+
+def _why_empty(report: "TraceImportReport") -> str:
+    """The most common reason requests were left out; else what the files lacked. An empty lab evaluates to
+    "0/0 answered", which passes every gate, so it must not look like a successful import."""
+    if report.left_out:
+        most = max(report.left_out, key=lambda left: left.count)
+        return f"the most common reason left out {most.count} of {report.traces} traces: {most.reason}"
+    if report.spans == 0:
+        return f"no spans were read from {len(report.files)} file(s); check that they are {report.format} exports"
+    return f"none of the {report.spans} spans read is a request (a trace's root span)"
 
 
 def _moment(text: str | None, option: str) -> datetime | None:
@@ -117,6 +142,9 @@ def _print(report: "TraceImportReport") -> None:
                   highlight=False)  # fmt: skip
     console.print(f"imported {report.cases} requests as test cases ({report.cases_with_error} ended in error, "
                   f"{report.sessions} multi-turn sessions)", highlight=False)  # fmt: skip
+    if report.conventions:
+        read_with = ", ".join(f"{name} {count}" for name, count in sorted(report.conventions.items()))
+        console.print(f"conventions read (cases): {read_with}", highlight=False)
     for stratum in report.strata:
         console.print(f"  sampled {stratum.sampled} of {stratum.traces} in {for_terminal(stratum.name)}",
                       highlight=False)  # fmt: skip
