@@ -89,8 +89,8 @@ def at_line(line: int, loc: Loc = ()) -> str:
 
 
 def at_cell(line: int, loc: Loc) -> str:
-    """Location of a CSV cell: ``line 3, column retrieved_contexts``."""
-    return f"line {line}, column {json_path(*loc)}"
+    """Location of a CSV cell: ``line 3, column retrieved_contexts``; of the whole row when no cell is named."""
+    return f"line {line}, column {json_path(*loc)}" if loc else f"line {line}"
 
 
 def stable_key(*parts: str | int) -> str:

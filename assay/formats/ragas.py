@@ -7,6 +7,9 @@ Columns: ``user_input`` (the prompt), ``response``, ``retrieved_contexts`` (list
 cannot be told from a missing one there. CSV is read strictly (`assay.formats.tables`): an unbalanced quote is
 an error naming its line, never rows merged into one.
 
+Ragas 0.1 named the columns ``question``, ``answer``, ``contexts`` and ``ground_truth`` (before that a
+``ground_truths`` list); they are read as the current ones (`LEGACY_COLUMNS`), and errors name them as written.
+
 Ragas has no id column: keys are derived from the row position and the question, so re-importing the same
 file gives the same keys. Reference contexts are kept as written (``TestCase.reference_contexts``). So that
 Ragas's context precision/recall can be reproduced, every passage gets an id: the file's own
@@ -30,7 +33,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from assay.formats.errors import (
     FormatError,
     Locator,
-    at_cell,
     load_records,
     preview,
     stable_key,
@@ -39,11 +41,16 @@ from assay.formats.errors import (
     write_jsonl,
     write_text,
 )
+from assay.formats.explain import Loc
 from assay.formats.mlflow import FlatRecord, assemble, flatten
-from assay.formats.tables import read_csv
+from assay.formats.tables import csv_records
 from assay.jsonio import lone_surrogate, not_a_character
 from assay.models import RetrievedChunk, TestCase, TestLab, TestSuite
 
+LEGACY_COLUMNS = {"question": "user_input", "answer": "response", "contexts": "retrieved_contexts",
+                  "ground_truth": "reference"}  # fmt: skip
+"""Ragas 0.1's column names and the current ones they became (``ground_truths``, a list, is read as Ragas 0.1
+reads it: its first item is the reference)."""
 LIST_COLUMNS = ("retrieved_contexts", "reference_contexts", "retrieved_context_ids", "reference_context_ids")
 ID_PAIRS = (("retrieved_contexts", "retrieved_context_ids"), ("reference_contexts", "reference_context_ids"))
 _SUFFIXES = (".csv", ".jsonl", ".json")
@@ -108,7 +115,40 @@ def _check_ids(sample: _Sample, path: Path, where: Locator) -> None:
             raise FormatError(path, where((ids_column,)), message)
 
 
+def _ground_truth(value: Any, path: Path, where: Locator) -> str | None:
+    """Ragas 0.1's rule for the deprecated ``ground_truths`` list: its first item is the reference."""
+    try:
+        truths = parse_list_cell(value) if isinstance(value, str) else value
+    except ValueError:
+        truths = None
+    if not isinstance(truths, list) or not all(isinstance(truth, str) for truth in truths):
+        raise FormatError(path, where(("ground_truths",)), f"expected a list of strings (got {preview(value)})")
+    return truths[0] if truths else None
+
+
+def _current_names(raw: dict[str, Any], path: Path, where: Locator) -> tuple[dict[str, Any], Locator]:
+    """A Ragas 0.1 record renamed to the current columns, and a locator that names the file's own columns."""
+    renamed: dict[str, Any] = {}
+    written_as: dict[str, str] = {}
+    for name, value in raw.items():
+        current = LEGACY_COLUMNS.get(name)
+        if current is not None and current not in raw:
+            renamed[current], written_as[current] = value, name
+        elif name == "ground_truths" and not {"ground_truth", "reference"} & set(raw):
+            if (reference := _ground_truth(value, path, where)) is not None:
+                renamed["reference"], written_as["reference"] = reference, name
+        else:
+            renamed[name] = value
+
+    def located(loc: Loc) -> str:
+        first = written_as.get(str(loc[0])) if loc else None
+        return where((first, *loc[1:]) if first else loc)
+
+    return renamed, located
+
+
 def _flat_record(index: int, raw: dict[str, Any], path: Path, where: Locator) -> FlatRecord:
+    raw, where = _current_names(raw, path, where)
     sample = validate(_Sample, _parse_list_fields(raw, path, where), path, where=where)
     _check_ids(sample, path, where)
     case = TestCase(
@@ -127,25 +167,10 @@ def _flat_record(index: int, raw: dict[str, Any], path: Path, where: Locator) ->
     return FlatRecord(case, sample.response, context)
 
 
-def _csv_rows(path: Path) -> list[tuple[Locator, dict[str, Any]]]:
-    """The CSV's rows as records of their non-empty cells, each with the locator naming its line."""
-    header_cells, rows = read_csv(path)
-    header = [name.strip() for name in header_cells]
-    if "user_input" not in header:
-        raise FormatError(path, "line 1", f"missing column 'user_input' (found columns {header})")
-    records: list[tuple[Locator, dict[str, Any]]] = []
-    for line, cells in rows:
-        if not any(cell.strip() for cell in cells):
-            continue
-        record = {name: cell for name, cell in zip(header, cells, strict=True) if cell != ""}
-        records.append((lambda loc, n=line: at_cell(n, loc), record))
-    return records
-
-
 def import_ragas(path: Path, *, model_key: str = "imported") -> TestSuite | TestLab:
     """Read ``.csv``, ``.jsonl`` or ``.json``; a lab (answered by ``model_key``) when rows carry responses."""
     _check_suffix(path)
-    located = _csv_rows(path) if path.suffix.lower() == ".csv" else load_records(path)
+    located = csv_records(path, ("user_input", "question")) if path.suffix.lower() == ".csv" else load_records(path)
     records = [_flat_record(index, raw, path, where) for index, (where, raw) in enumerate(located)]
     return assemble(path.stem, records, model_key)
 

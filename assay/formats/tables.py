@@ -10,9 +10,10 @@ error names the line where the quote opened. Every row must have as many cells a
 import csv
 import io
 import re
+from collections.abc import Collection
 from pathlib import Path
 
-from assay.formats.errors import MAX_INPUT_BYTES, FormatError, at_cell, preview, read_text
+from assay.formats.errors import MAX_INPUT_BYTES, FormatError, Locator, at_cell, preview, read_text
 
 Row = tuple[int, list[str]]
 """A row's cells with the line it starts on (a quoted cell may run over several lines)."""
@@ -44,6 +45,29 @@ def read_csv(path: Path) -> tuple[list[str], list[Row]]:
         _check_no_swallowed_row(path, header, line, cells)
         _check_cell_count(path, header, line, cells)
     return header, rows[1:]
+
+
+def csv_records(path: Path, required: Collection[str]) -> list[tuple[Locator, dict[str, str]]]:
+    """The rows of a CSV file as records of their non-empty cells, each with the locator naming its line and
+    column; the header must have one of the ``required`` columns (all of them named in the error)."""
+    header_cells, rows = read_csv(path)
+    header = [name.strip() for name in header_cells]
+    if required and not any(name in header for name in required):
+        expected = " or ".join(repr(name) for name in required)
+        raise FormatError(path, "line 1", f"missing column {expected} (found columns {header})")
+    records: list[tuple[Locator, dict[str, str]]] = []
+    for line, cells in rows:
+        if not any(cell.strip() for cell in cells):
+            continue
+        record = {name: cell for name, cell in zip(header, cells, strict=True) if cell != ""}
+        records.append((lambda loc, n=line: at_cell(n, loc), record))
+    return records
+
+
+def csv_header(path: Path) -> list[str]:
+    """The column names of a CSV file's first line, read leniently: telling a format needs no valid body."""
+    first = next(csv.reader(io.StringIO(read_text(path), newline="")), [])
+    return [name.strip() for name in first]
 
 
 def _check_unique_columns(path: Path, header: list[str]) -> None:

@@ -82,9 +82,9 @@ def test_broken_list_cell_names_row_and_column(data_dir: Path) -> None:
     ("text", "location", "message"),
     [
         (
-            "question,reference\nq,a\n",
+            "query,reference\nq,a\n",
             "line 1",
-            "missing column 'user_input' (found columns ['question', 'reference'])",
+            "missing column 'user_input' or 'question' (found columns ['query', 'reference'])",
         ),
         (
             "user_input,reference\nq,a\n,b\n",

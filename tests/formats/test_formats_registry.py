@@ -7,14 +7,16 @@ from assay.models import TestLab, TestSuite
 
 
 def test_formats_are_registered() -> None:
-    assert sorted(FORMATS) == ["assay", "eval-studio-suite", "eval-studio-testlab", "mlflow", "ragas"]
+    assert sorted(FORMATS) == [
+        "assay", "deepeval", "eval-studio-suite", "eval-studio-testlab", "mlflow", "mlflow-genai", "promptfoo", "ragas"
+    ]  # fmt: skip
 
 
 def test_unknown_format_lists_the_valid_ones(tmp_path: Path) -> None:
     with pytest.raises(FormatError) as caught:
-        import_file(tmp_path / "x.json", "promptfoo")
-    known = "assay, eval-studio-suite, eval-studio-testlab, mlflow, ragas"
-    assert caught.value.message == f"unknown format 'promptfoo'; expected one of {known}"
+        import_file(tmp_path / "x.json", "langsmith")
+    known = "assay, deepeval, eval-studio-suite, eval-studio-testlab, mlflow, mlflow-genai, promptfoo, ragas"
+    assert caught.value.message == f"unknown format 'langsmith'; expected one of {known}"
 
 
 @pytest.mark.parametrize("format", sorted(FORMATS))

@@ -80,11 +80,19 @@ def evaluate(
     out: Annotated[Path, typer.Option("--out", "-o", help="Folder for results.json files and summary.json.")],
     suite: Annotated[Path | None, typer.Option(help="Test suite to ask the hosts.")] = None,
     suite_format: Annotated[
-        str, typer.Option(help="Format of --suite: auto (by content) | assay | eval-studio-suite | mlflow | ragas.")
+        str,
+        typer.Option(
+            help="Format of --suite: auto (by content) | assay | eval-studio-suite | mlflow | mlflow-genai | "
+            "ragas | deepeval | promptfoo."
+        ),
     ] = "auto",
     lab: Annotated[Path | None, typer.Option(help="Test lab with precomputed answers; no host is called.")] = None,
     lab_format: Annotated[
-        str, typer.Option(help="Format of --lab: auto (by content) | assay | eval-studio-testlab | mlflow | ragas.")
+        str,
+        typer.Option(
+            help="Format of --lab: auto (by content) | assay | eval-studio-testlab | mlflow | mlflow-genai | "
+            "ragas | deepeval | promptfoo."
+        ),
     ] = "auto",
     host: Annotated[
         list[str] | None, typer.Option("--host", help="Host type or host file (.json or .toml); repeatable.")
