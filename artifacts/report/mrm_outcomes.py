@@ -11,6 +11,7 @@ from assay.artifacts.report.mrm_steps import NOT_RUN, load, missing, who
 from assay.artifacts.report.run_documents import RunDocuments
 from pydantic import ValidationError
 
+from assay.models.evaluation import on_good_side
 from assay.models.mrm import Decision, FailureClusters, RobustnessReport, WeaknessReport
 from assay.models.steps import Step
 from assay.models.thresholds import ThresholdBook
@@ -191,7 +192,7 @@ def _examples(run: RunDocuments, reports: list[RobustnessReport], cases: dict[st
         threshold = entry.threshold if entry else None
         direction = None
         if score is not None and threshold is not None:
-            passed = score >= threshold if entry.higher_is_better else score <= threshold
+            passed = on_good_side(score, threshold, entry.higher_is_better)
             direction = "pass to fail" if passed else "fail to pass"
         examples.append(
             {

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assay.models.evaluation import on_good_side
 from assay.names import person_name
 
 _TRUE = {"pass", "passed", "yes", "y", "true", "1", "good", "correct"}
@@ -135,7 +136,7 @@ def align(results: Sequence[dict[str, Any]], labels: Sequence[HumanLabel]) -> li
                 if value is None or primary["threshold"] is None:
                     item.unscored += 1
                     continue
-                passes = value >= primary["threshold"] if primary["higher_is_better"] else value <= primary["threshold"]
+                passes = on_good_side(value, primary["threshold"], primary["higher_is_better"])
                 judge_says.append(passes)
                 people_say.append(label.human_passes)
                 reviewers.add(label.reviewer)

@@ -1,8 +1,9 @@
 """What evaluators declare about themselves and what they produce."""
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
+import numpy as np
 from pydantic import Field
 
 from assay.models.base import DomainModel, PersistedModel
@@ -32,8 +33,13 @@ CaseInput = Literal[
 ]
 
 
-def on_good_side(value: float, threshold: float, higher_is_better: bool) -> bool:
-    """The one pass rule (inclusive), also for metrics read back from results.json as plain data."""
+@overload
+def on_good_side(value: float, threshold: float, higher_is_better: bool) -> bool: ...
+@overload
+def on_good_side(value: np.ndarray, threshold: float | np.ndarray, higher_is_better: bool) -> np.ndarray: ...
+def on_good_side(value: Any, threshold: Any, higher_is_better: bool) -> Any:
+    """The one pass rule (inclusive), also for metrics read back from results.json as plain data, and
+    elementwise for arrays of scores (calibration grids, validity figures)."""
     return value >= threshold if higher_is_better else value <= threshold
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from assay.models import TestLab
-from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta, on_good_side
 from assay.models.mrm import NOT_MEANINGFUL, Calibration, MetricCalibration, ReviewItem, ReviewLabel
 from assay.mrm.operational import quality_results
 from assay.validity.agreement import reviewer_agreement
@@ -99,7 +99,7 @@ def _stratified(
     candidates: list[ReviewItem], centre: float, higher_is_better: bool, size: int, rng: random.Random
 ) -> list[ReviewItem]:
     by_distance = sorted(candidates, key=lambda c: (abs(c.score - centre), c.item_id))
-    good = [c.score >= centre if higher_is_better else c.score <= centre for c in by_distance]
+    good = [on_good_side(c.score, centre, higher_is_better) for c in by_distance]
     sides = [[c for c, g in zip(by_distance, good, strict=True) if g is side] for side in (False, True)]
     chosen: list[ReviewItem] = []
     near_quota = size // 2
@@ -290,8 +290,7 @@ def _auc(scores: np.ndarray, human: np.ndarray, weights: np.ndarray) -> tuple[fl
 
 
 def _agreement(scores: np.ndarray, human: np.ndarray, threshold: float, higher_is_better: bool) -> float:
-    passes = scores >= threshold if higher_is_better else scores <= threshold
-    return float(np.mean(passes == human))
+    return float(np.mean(on_good_side(scores, threshold, higher_is_better) == human))
 
 
 def _best_cuts(
@@ -305,7 +304,7 @@ def _best_cuts(
     """For each row of case weights (a bootstrap resample's counts), the candidate cut with the most weighted
     agreement; ties go to the cut nearest ``anchor`` so labels move the threshold no further than they must."""
     grid = scores[:, None] - candidates[None, :]
-    passes = grid >= 0 if metric.higher_is_better else grid <= 0
+    passes = on_good_side(grid, 0.0, metric.higher_is_better)
     agrees = (passes == human[:, None]).astype(np.float64)
     agreement = weights @ agrees
     best = np.isclose(agreement, agreement.max(axis=1, keepdims=True))

@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.stats import rankdata
 
+from assay.models.evaluation import on_good_side
+
 BOOTSTRAP_RESAMPLES = 1000
 CONFIDENCE = 0.95
 
@@ -87,7 +89,7 @@ def at_threshold(
     labels: np.ndarray, scores: np.ndarray, threshold: float, higher_is_better: bool = True
 ) -> AtThreshold:
     """Confusion figures when "passes the threshold" is read as "acceptable" (label 1)."""
-    predicted = scores >= threshold if higher_is_better else scores <= threshold
+    predicted = on_good_side(scores, threshold, higher_is_better)
     true_positive = int((predicted & (labels == 1)).sum())
     predicted_positive, actual_positive = int(predicted.sum()), int(labels.sum())
     precision = true_positive / predicted_positive if predicted_positive else None
@@ -133,7 +135,7 @@ def accuracy_interval(
     rows gets an optimistic figure, and its interval leaves out the fitting's own variation."""
     if not len(labels):
         return Interval(None, None, None)
-    predicted = scores >= threshold if higher_is_better else scores <= threshold
+    predicted = on_good_side(scores, threshold, higher_is_better)
     correct = (predicted == (labels == 1)).astype(float)
     draws = correct[np.random.default_rng(seed).integers(0, len(correct), (resamples, len(correct)))].mean(axis=1)
     tail = (1 - CONFIDENCE) / 2 * 100
