@@ -53,11 +53,18 @@ class TestValidationParameters(DomainModel):
     outlier_z: float = Field(default=3.0, gt=0.0, description="Robust z-score beyond which a case is an outlier.")
 
 
+REVIEW_SAMPLE_PER_METRIC = 20
+"""Answers sampled per primary metric for calibration: the step's parameter and the library's default."""
+
+
 class CalibrationParameters(DomainModel):
     """Step 5."""
 
     per_metric: int = Field(
-        default=20, ge=2, le=100, description="Answers sampled per primary metric, stratified around its threshold."
+        default=REVIEW_SAMPLE_PER_METRIC,
+        ge=2,
+        le=100,
+        description="Answers sampled per primary metric, stratified around its threshold.",
     )
     page_size: int = Field(
         default=25,

@@ -15,6 +15,7 @@ from sklearn.metrics import roc_auc_score
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta, on_good_side
 from assay.models.mrm import NOT_MEANINGFUL, Calibration, MetricCalibration, ReviewItem, ReviewLabel
+from assay.models.workflow import REVIEW_SAMPLE_PER_METRIC
 from assay.mrm.operational import quality_results
 from assay.validity.agreement import reviewer_agreement
 
@@ -43,7 +44,7 @@ def sample_for_review(
     lab: TestLab,
     results: Sequence[EvaluationResult],
     *,
-    per_metric: int = 8,
+    per_metric: int = REVIEW_SAMPLE_PER_METRIC,
     seed: int = 0,
     exclude: set[str] | frozenset[str] = frozenset(),
     around: Mapping[tuple[str, str], float] | None = None,
