@@ -113,7 +113,9 @@ class _NamedGuidelines(BaseModel):
     guidelines: dict[str, list[str]]
 
 
-class _Context(BaseModel):
+class RetrievedContext(BaseModel):
+    """A passage as MLflow evaluation sets record it (both the older shape and MLflow 3 GenAI datasets)."""
+
     model_config = _LENIENT
     content: str = ""
     doc_uri: str = ""
@@ -130,7 +132,7 @@ class _Record(BaseModel):
     request: Any = Field(description="a string or an object with messages")
     response: str | None = None
     expected_response: str | None = None
-    retrieved_context: list[_Context] = Field(default_factory=list)
+    retrieved_context: list[RetrievedContext] = Field(default_factory=list)
     expected_retrieved_context: list[_DocRef] = Field(default_factory=list)
     guidelines: Any = None
 

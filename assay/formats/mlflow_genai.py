@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.formats.errors import FormatError, Locator, load_records, preview, stable_key, validate
-from assay.formats.mlflow import FlatRecord, assemble
+from assay.formats.mlflow import FlatRecord, RetrievedContext, assemble
 from assay.formats.options import ImportOptions
 from assay.formats.prompt_field import no_prompt_field, prompt_field, var_text
 from assay.formats.tables import csv_records
@@ -42,12 +42,6 @@ class _Message(BaseModel):
     content: str | None = None
 
 
-class _Context(BaseModel):
-    model_config = _LENIENT
-    content: str = ""
-    doc_uri: str = ""
-
-
 class _Record(BaseModel):
     model_config = _LENIENT
     dataset_record_id: str | None = None
@@ -59,7 +53,7 @@ class _Record(BaseModel):
 
 class _Outputs(BaseModel):
     model_config = _LENIENT
-    retrieved_context: list[_Context] = Field(default_factory=list)
+    retrieved_context: list[RetrievedContext] = Field(default_factory=list)
 
 
 class _Expectations(BaseModel):
@@ -67,7 +61,7 @@ class _Expectations(BaseModel):
     expected_response: str | None = None
     expected_facts: list[str] = Field(default_factory=list)
     guidelines: list[str] | str | dict[str, list[str]] | None = None
-    expected_retrieved_context: list[_Context] = Field(default_factory=list)
+    expected_retrieved_context: list[RetrievedContext] = Field(default_factory=list)
 
 
 def _chat(messages: Any, path: Path, where: Locator, field: tuple[str, ...]) -> tuple[str, list[ConversationTurn]]:
