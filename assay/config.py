@@ -122,9 +122,15 @@ class Settings(BaseSettings):
     models_dir: Path | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
     embedding_backend: Literal["torch", "onnx", "onnx-int8"] = "torch"
-    """``ASSAY_EMBEDDING_BACKEND``: ``torch`` (the reference) by default. ``onnx`` / ``onnx-int8`` need
-    ``onnxruntime`` and stay opt-in: see ``bench/encoder.py`` for their speed and cosine deviation from torch
+    """``ASSAY_EMBEDDING_BACKEND``: ``torch`` (the reference) by default for runs. ``onnx`` / ``onnx-int8``
+    are opt-in here: see ``bench/encoder.py`` for their speed and cosine deviation from torch
     (a backend may become the default only within 0.01 cosine of torch on the bench set)."""
+    guardrail_embedding_backend: Literal["torch", "onnx", "onnx-int8"] = "onnx"
+    """``ASSAY_GUARDRAIL_EMBEDDING_BACKEND``: the live guardrail service's encoder. ``onnx`` (fp32) by default:
+    a service embeds a few short sentences per request, where ONNX Runtime takes half torch's time for the
+    same vectors (within 1e-7, bench/encoder.py) and loads in under a second instead of 13 s; the model is
+    converted once into the cache folder (about 10 s). A validation run embeds long batches, where torch is
+    as fast, so ``embedding_backend`` stays the reference there."""
     prefect_server: Literal["keep", "temporary"] = "keep"
     """``ASSAY_PREFECT_SERVER``: without ``PREFECT_API_URL``, ``keep`` starts one local Prefect server on the
     first command and later commands reuse it (``assay server stop`` ends it, or it stops itself when idle);

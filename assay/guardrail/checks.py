@@ -50,7 +50,7 @@ def _default_embedder(threads: int | None = None) -> Embedder:
     settings = load_settings()
     return BoundedEmbedder(
         settings.embedding_model,
-        backend=settings.embedding_backend,
+        backend=settings.guardrail_embedding_backend,
         export_dir=settings.cache_path.resolve() / "onnx",
         threads=threads,
     )

@@ -79,9 +79,11 @@ class ServiceLimits:
     """Checks one worker process runs at once; the others wait their turn (in arrival order). Checks are
     Python-bound: several at once share one interpreter lock and cost more each (bench/guardrail.py, 16 clients
     on 2 cores: see the README's guardrail section); use ``serve --workers`` for more CPUs."""
-    embedding_threads: int = 1
-    """Threads the embedding model uses per call. One: calls are serialised anyway, and several threads
-    spin-wait on a shared CPU (p95 0.8 s against 0.07 s for one thread at load 2 on 2 cores, bench/guardrail.py)."""
+    embedding_threads: int = 2
+    """Threads the embedding model uses per call. Two: a check's few sentences are one small batch, which ONNX
+    Runtime splits across both cores of this 2-core machine (p50 85 ms against 130-140 ms with one thread at 1
+    client, bench/guardrail.py); under load the throughput is that of two single-thread workers (about 15
+    requests/s either way). With torch, keep 1: its threads spin-wait on a shared CPU."""
 
 
 @dataclass(frozen=True)

@@ -94,3 +94,13 @@ def test_bounded_embedder_encodes_each_text_once_and_forgets_the_oldest() -> Non
     embedder.embed(["c"])
     embedder.embed(["a"])
     assert calls == [["a", "b"], ["c"], ["a"]]
+
+
+def test_the_service_embeds_with_onnx_by_default_and_the_setting_switches_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from assay.guardrail.checks import _default_embedder
+
+    embedder = _default_embedder(threads=2)
+    assert (embedder.backend, embedder.threads) == ("onnx", 2)
+    assert embedder._encoder is None  # nothing loaded or converted until the guard warms up
+    monkeypatch.setenv("ASSAY_GUARDRAIL_EMBEDDING_BACKEND", "torch")
+    assert _default_embedder().backend == "torch"

@@ -135,10 +135,14 @@ def _loading(guard: "Guard") -> str:
     users = [name for name in guard.evaluator_ids if "embeddings" in evaluator_class(name).spec.needs]
     if not users:
         return "the guard was still loading its evaluators' models; raise --timeout on a busy machine"
+    backend = settings.guardrail_embedding_backend
+    slow = (
+        "importing torch and sentence-transformers and reading the weights takes most of a one-off check (about "
+        "10 s on an idle machine, minutes on a busy one)"
+        if backend == "torch"
+        else "the first use converts the model once into the cache folder (about 10 s), later loads take under 1 s"
+    )
     return (
-        f"the guard was still loading the embedding model {settings.embedding_model!r} "
-        f"({settings.embedding_backend} backend) that {', '.join(users)} needs: importing torch and "
-        "sentence-transformers and reading the weights takes most of a one-off check (about 10 s on an idle "
-        "machine, minutes on a busy one); raise --timeout, run `assay guardrail serve` to load it once, or set "
-        'embedding_backend = "onnx" (ASSAY_EMBEDDING_BACKEND=onnx), which loads in about 3 s'
+        f"the guard was still loading the embedding model {settings.embedding_model!r} ({backend} backend) "
+        f"that {', '.join(users)} needs: {slow}; raise --timeout, or run `assay guardrail serve` to load it once"
     )
