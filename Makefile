@@ -2,6 +2,7 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
+H2OGPTE_VENV := .venv-h2ogpte
 STAMP := $(VENV)/.installed
 
 export HF_HUB_OFFLINE := 1
@@ -18,8 +19,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet "torch==2.13.0"
 	$(BIN)/pip install --quiet -e ".[dev]"
-	# h2ogpte pins a websockets that Prefect cannot share; its other requirements are in pyproject.toml
-	$(BIN)/pip install --quiet --no-deps "h2ogpte==1.7.5"
+	# h2ogpte pins a websockets that Prefect cannot share: its client gets an environment of its own, which the
+	# h2ogpte hosts reach through assay/hosts/h2ogpte_bridge.py (an older checkout installed it here: removed)
+	$(BIN)/pip uninstall --quiet --yes h2ogpte 2>/dev/null || true
+	test -x $(H2OGPTE_VENV)/bin/python || $(PYTHON) -m venv $(H2OGPTE_VENV)
+	$(H2OGPTE_VENV)/bin/pip install --quiet "h2ogpte==1.7.5"
 	# compile UMAP's numba kernels once into the project's cache (what `assay demo` reads), not in the first run
 	NUMBA_CACHE_DIR=$(CURDIR)/.assay/cache/numba $(BIN)/python -m assay.mrm.topic_jit
 	touch $(STAMP)

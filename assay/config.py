@@ -70,6 +70,10 @@ class HostsSettings(BaseModel):
 
     blocked_networks: list[str] = Field(default_factory=lambda: list(DEFAULT_BLOCKED_NETWORKS))
     max_reply_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    h2ogpte_python: str = ""
+    """``ASSAY_HOSTS__H2OGPTE_PYTHON``: the interpreter that has the ``h2ogpte`` client (its own environment:
+    it pins a websockets Prefect cannot share); empty: ``.venv-h2ogpte`` beside Assay's environment, which
+    ``make install`` builds (assay/hosts/h2ogpte_process.py)."""
 
     @field_validator("blocked_networks")
     @classmethod

@@ -1,4 +1,5 @@
-"""h2oGPTe hosts, through the ``h2ogpte`` client package (its synchronous ``H2OGPTE`` client, run in threads).
+"""h2oGPTe hosts, through the ``h2ogpte`` client package (its synchronous ``H2OGPTE`` client), which runs in an
+environment of its own and is asked through ``h2ogpte_bridge.py`` (assay/hosts/h2ogpte_process.py).
 
 ``h2ogpte-rag`` builds one collection per test (named ``assay-<test key>``) from the test's documents in
 ``prepare`` (upload + ingest job), or uses an existing ``collection_id``; every case gets its own chat session
@@ -27,6 +28,7 @@ from assay.calls.network import check_resolved
 from assay.calls.statuses import PERMANENT_KINDS, status_kind, token_count
 from assay.hosts.base import Host, HostAnswer
 from assay.hosts.h2ogpte_check import DEFAULT_CONNECT_TIMEOUT_S, check_server
+from assay.hosts.h2ogpte_process import BridgeFailure, bridge
 from assay.models import HostSetting, HostSpec, TestCase
 
 ASSAY_KEYS = (
@@ -43,6 +45,9 @@ QUERY_DEFAULTS: dict[str, Any] = {"retries": 1, "timeout": 600}
 (``resolve`` retries it; the client's own reconnect would not resend the question), a bounded wait."""
 
 _T = TypeVar("_T")
+
+RETRYABLE_KINDS = ("rate_limited", "server_error", "timeout", "connection")
+"""Kinds the bridge reports that are worth another attempt (a status is judged by ``status_kind``)."""
 
 _COMMON_SETTINGS = [
     HostSetting(
@@ -84,62 +89,23 @@ _RAG_SETTINGS = [
 ]
 
 
-def _h2ogpte() -> Any:
-    try:
-        import h2ogpte
-    except ImportError:  # pragma: no cover - installed with Assay
-        raise HostError("the h2ogpte package is not installed (pip install h2ogpte)", "configuration") from None
-    return h2ogpte
-
-
 def _translate(error: BaseException) -> Exception:
-    """The client's (or the transport's) exception as a HostError or RetryableHostError with its kind."""
-    from h2ogpte import errors as h2o_errors
-    from h2ogpte.types import RateLimitError, SessionError
-
-    text = f"{type(error).__name__}: {error}"
-    if isinstance(error, RateLimitError):
-        return RetryableHostError(f"rate limited: {error}", "rate_limited", float(error.retry_after or 0) or None)
-    if isinstance(error, SessionError):
-        return RetryableHostError(f"the server reported an error: {error}", "server_error")
-    status = None
-    if isinstance(error, h2o_errors.UnauthorizedError | h2o_errors.ForbiddenError):
-        status = 401
-    elif isinstance(error, h2o_errors.ObjectNotFoundError):
-        status = 404
-    elif isinstance(error, h2o_errors.InvalidArgumentError | h2o_errors.FailedError):
-        status = 400
-    elif isinstance(error, h2o_errors.InternalServerError | h2o_errors.NotImplementedError):
-        status = 500
-    elif isinstance(error, h2o_errors.HTTPError):
-        status = error.status_code
-    if status is not None:
+    """A failure the bridge reported (its HTTP status or kind) as a HostError or RetryableHostError."""
+    if not isinstance(error, BridgeFailure):
+        return HostError(f"{type(error).__name__}: {error}", "other")
+    reply = error.reply
+    message = _short(str(reply.get("message", "")))
+    status = reply.get("status")
+    if isinstance(status, int):
         kind = status_kind(status)
-        message = f"HTTP {status} ({kind}): {text}"
+        message = f"HTTP {status} ({kind}): {message}"
         return HostError(message, kind) if kind in PERMANENT_KINDS else RetryableHostError(message, kind)
-    import requests
-    import urllib3.exceptions as http_errors  # the client's generated REST layer speaks urllib3
-
-    if isinstance(error, requests.Timeout | TimeoutError | http_errors.TimeoutError):
-        return RetryableHostError(f"timeout: {text}", "timeout")
-    if isinstance(error, requests.ConnectionError | ConnectionError | OSError | http_errors.ProtocolError):
-        return RetryableHostError(f"connection failed: {text}", "connection")
-    try:
-        from websockets.exceptions import ConnectionClosed, InvalidHandshake
-
-        if isinstance(error, ConnectionClosed | InvalidHandshake):
-            return RetryableHostError(f"connection failed: {text}", "connection")
-    except ImportError:  # pragma: no cover
-        pass
-    if isinstance(error, http_errors.InvalidHeader):
-        return HostError(f"malformed reply: {_short(text)}", "malformed_response")
-    if isinstance(error, http_errors.HTTPError):
-        return RetryableHostError(f"connection failed: {text}", "connection")
-    if isinstance(error, ValueError):  # a body or frame that is not JSON, or not the expected shape
-        return HostError(f"malformed reply: {_short(text)}", "malformed_response")
-    if isinstance(error, TypeError):
-        return HostError(f"settings rejected by the client: {error}", "configuration")
-    return HostError(text, "other")
+    kind = str(reply.get("kind") or "other")
+    if kind in RETRYABLE_KINDS:
+        retry_after = reply.get("retry_after")
+        wait = float(retry_after) if isinstance(retry_after, int | float) and retry_after > 0 else None
+        return RetryableHostError(message, kind, wait)
+    return HostError(message, kind)
 
 
 def _short(text: str, limit: int = 300) -> str:
@@ -165,9 +131,9 @@ class H2OGPTeLLM(Host):
         super().__init__(*args, **kwargs)
         self._lock = threading.Lock()
         self._creating = threading.Lock()
-        """Held while the client is created (a server check and a request): never by ``close``, which runs on
-        the event loop and must not wait for a thread still talking to a slow server."""
-        self._client_cache: tuple[str, Any] | None = None
+        """Held while the server is checked (a request): never by ``close``, which runs on the event loop and
+        must not wait for a thread still talking to a slow server."""
+        self._checked_key: str | None = None
         self._sessions: list[str] = []
 
     # -- configuration and the client ----------------------------------------------------------------------
@@ -175,20 +141,23 @@ class H2OGPTeLLM(Host):
     def _key(self) -> str:
         return self.secret(required_for="env var with the API key") or ""
 
-    def _client(self) -> Any:
-        """The client (created once per key; creating it asks the server for its version). Runs in a thread."""
+    def _checked(self) -> str:
+        """The API key, once the address is allowed and the server answers as h2oGPTe (asked once per key, in a
+        thread): the client's first request would otherwise wait up to an hour on a server that is not one."""
         if not self.config.url:
             raise HostError(f"host {self.config.key}: field 'url' (the h2oGPTe address) is required", "configuration")
         key = self._key()
         with self._creating:
-            cached = self._client_cache
-            if cached is not None and cached[0] == key:
-                return cached[1]
-            check_resolved(self.config.url)  # the client's own pool and websocket connect: checked before them
-            check_server(self.config.key, self.config.url, key, self._connect_timeout())
-            client = _h2ogpte().H2OGPTE(address=self.config.url, api_key=key)
-            self._client_cache = (key, client)
-            return client
+            if self._checked_key != key:
+                check_resolved(self.config.url)  # the client's own pool and websocket connect: checked before them
+                check_server(self.config.key, self.config.url, key, self._connect_timeout())
+                self._checked_key = key
+        return key
+
+    def _ask(self, op: str, **args: Any) -> Any:
+        """One operation of the client, run by the bridge (in a thread here)."""
+        key = self._checked()
+        return bridge().call(op, self.config.url or "", key, **args)
 
     def _connect_timeout(self) -> float:
         value = self.config.settings.get("connect_timeout")
@@ -216,6 +185,11 @@ class H2OGPTeLLM(Host):
     def _collection_for(self, case: TestCase) -> str | None:
         return None
 
+    async def prepare(self, cases: Sequence[TestCase]) -> None:
+        """Start the client's process before any case: importing the client takes about 11 s, which no case's
+        time-out should pay for. A missing client is then one configuration error on every case."""
+        await self.blocking(lambda: bridge().wait_ready())
+
     # -- answering -----------------------------------------------------------------------------------------
 
     async def answer(self, case: TestCase) -> HostAnswer:
@@ -225,32 +199,24 @@ class H2OGPTeLLM(Host):
         return await self._call(lambda: self._converse(collection_id, questions, settings))
 
     def _converse(self, collection_id: str | None, questions: list[str], settings: dict[str, Any]) -> HostAnswer:
-        client = self._client()
-        session_id = client.create_chat_session(collection_id)
-        with self._lock:
-            self._sessions.append(session_id)
-        transcript: list[dict[str, Any]] = []
-        usages: list[dict[str, Any]] = []
-        # One websocket attempt: resolve owns the retries (the client would otherwise retry for minutes).
-        open_timeout = self._connect_timeout()
-        with client.connect(session_id, open_timeout=open_timeout, max_connect_retries=1) as session:
-            for question in questions:
-                reply = session.query(question, **settings)
-                if reply is None or not isinstance(getattr(reply, "content", None), str):
-                    raise HostError(f"no reply message to {_short(question, 80)!r}", "malformed_response")
-                usages.append(self._usage(client, reply.id))
-                transcript.append({"question": question, "answer": reply.content, "message_id": reply.id})
+        try:
+            done = self._ask("converse", collection_id=collection_id, questions=questions, settings=settings,
+                             open_timeout=self._connect_timeout())  # fmt: skip
+        except BridgeFailure as failure:
+            self._remember(failure.reply.get("created") or {})
+            raise
+        self._remember(done)
+        transcript, usages = done["transcript"], done["usages"]
         last = transcript[-1]
         if not last["answer"].strip():
             raise HostError("the reply's content is empty", "empty_answer")
         context = []
         if collection_id is not None:
-            references = client.list_chat_message_references(last["message_id"])
-            transcript[-1]["references"] = [reference.model_dump() for reference in references]
+            last["references"] = done["references"]
             context = [
-                {"text": reference.content, "doc_uri": reference.uri or reference.document_name, "rank": rank,
-                 "score": reference.score}
-                for rank, reference in enumerate(references, start=1)
+                {"text": reference.get("content"), "doc_uri": reference.get("uri") or reference.get("document_name"),
+                 "rank": rank, "score": reference.get("score")}
+                for rank, reference in enumerate(done["references"], start=1)
             ]  # fmt: skip
         input_tokens = _sum(usage.get("input_tokens") for usage in usages)
         output_tokens = _sum(usage.get("output_tokens") for usage in usages)
@@ -268,28 +234,23 @@ class H2OGPTeLLM(Host):
             output_tokens=output_tokens,
             cost=cost,
             model_name=model if isinstance(model, str) and model else None,
-            raw_response=json.dumps({"chat_session_id": session_id, "turns": transcript, "usage": usages}, default=str),
+            raw_response=json.dumps(
+                {"chat_session_id": done["session_id"], "turns": transcript, "usage": usages}, default=str
+            ),
         )
 
-    @staticmethod
-    def _usage(client: Any, message_id: str) -> dict[str, Any]:
-        """The message's ``usage_stats`` metadata, or nothing when the server keeps none."""
-        from h2ogpte.errors import ObjectNotFoundError
-
-        try:
-            part = client.list_chat_message_meta_part(message_id, "usage_stats")
-            usage = json.loads(part.content)
-        except (ObjectNotFoundError, ValueError):
-            return {}
-        return usage if isinstance(usage, dict) else {}
+    def _remember(self, created: dict[str, Any]) -> None:
+        """A chat session the bridge opened, to delete in ``close``."""
+        if created.get("session_id"):
+            with self._lock:
+                self._sessions.append(created["session_id"])
 
     async def close(self) -> None:
         with self._lock:
             sessions, self._sessions = self._sessions, []
-            cached = self._client_cache
-        if cached is None or not sessions or self.config.settings.get("keep_collections"):
+        if self._checked_key is None or not sessions or self.config.settings.get("keep_collections"):
             return
-        await self.blocking(cached[1].delete_chat_sessions, sessions)
+        await self.blocking(lambda: self._ask("delete_chat_sessions", ids=sessions))
 
 
 def _sum(values: Any) -> int | None:
@@ -331,6 +292,7 @@ class H2OGPTeRAG(H2OGPTeLLM):
         return collection
 
     async def prepare(self, cases: Sequence[TestCase]) -> None:
+        await super().prepare(cases)
         if self.config.settings.get("collection_id"):
             return
         base = Path(str(self.config.settings.get("documents_dir") or "."))
@@ -357,33 +319,29 @@ class H2OGPTeRAG(H2OGPTeLLM):
             raise
 
     def _ingest(self, test_key: str, paths: list[Path]) -> str:
-        client = self._client()
-        settings = self.config.settings.get("collection_settings")
-        collection_id = client.create_collection(
-            f"assay-{test_key}", f"Assay test {test_key}", collection_settings=settings
-        )
-        self._collections[test_key] = collection_id  # deleted in close() even when ingestion fails
-        upload_ids = []
-        for path in paths:
-            try:
-                with path.open("rb") as handle:
-                    upload_ids.append(client.upload(path.name, handle))
-            except Exception as error:
-                raise HostError(f"test {test_key!r}: uploading document {path.name!r} failed: {error}",
-                                "other") from None  # fmt: skip
-        job = client.ingest_uploads(collection_id, upload_ids)
-        if job.failed or job.errors or job.canceled:
-            reason = "; ".join(job.errors) or "the ingestion job failed"
-            names = ", ".join(path.name for path in paths)
-            raise HostError(f"test {test_key!r}: ingesting documents {names} failed: {reason}", "other")
-        return collection_id
+        try:
+            created = self._ask("ingest", name=f"assay-{test_key}", description=f"Assay test {test_key}",
+                                collection_settings=self.config.settings.get("collection_settings"),
+                                paths=[str(path.resolve()) for path in paths])  # fmt: skip
+        except BridgeFailure as failure:
+            collection_id = (failure.reply.get("created") or {}).get("collection_id")
+            if collection_id:
+                self._collections[test_key] = collection_id  # deleted in close() even when ingestion fails
+            kind = failure.reply.get("kind")
+            if kind == "upload":
+                raise HostError(f"test {test_key!r}: {failure.reply.get('message')}", "other") from None
+            if kind == "ingestion":
+                names = ", ".join(path.name for path in paths)
+                raise HostError(f"test {test_key!r}: ingesting documents {names} failed: "
+                                f"{failure.reply.get('message')}", "other") from None  # fmt: skip
+            raise
+        return str(created["collection_id"])
 
     async def _drop_collections(self) -> None:
         collections = list(self._collections.values())
         self._collections = {}
-        cached = self._client_cache
-        if collections and cached is not None and not self.config.settings.get("keep_collections"):
-            await self.blocking(cached[1].delete_collections, collections)
+        if collections and self._checked_key is not None and not self.config.settings.get("keep_collections"):
+            await self.blocking(lambda: self._ask("delete_collections", ids=collections))
 
     async def close(self) -> None:
         try:

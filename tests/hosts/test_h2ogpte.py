@@ -2,6 +2,8 @@
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -255,3 +257,41 @@ def test_example_host_files_work_against_the_local_server(server: H2OGPTeServer,
     assert row.error is None, row.error
     assert bool(row.context) is (name == "h2ogpte-rag")
     assert create_host(config).host_spec().id == name
+
+
+def test_the_client_runs_in_its_own_environment_and_both_pass_pip_check() -> None:
+    """h2ogpte pins websockets==11.0.3 and Prefect needs 15 or newer: the client lives in .venv-h2ogpte (or the
+    interpreter the settings name), never in Assay's environment, so `pip check` passes in both."""
+    from assay.hosts.h2ogpte_process import h2ogpte_python
+
+    python = h2ogpte_python()
+    prefix = subprocess.run([python, "-I", "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True,
+                            timeout=120).stdout.strip()  # fmt: skip
+    assert prefix and Path(prefix) != Path(sys.prefix)
+    for interpreter in (sys.executable, python):
+        done = subprocess.run([interpreter, "-m", "pip", "check"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"{interpreter}: {done.stdout}{done.stderr}"
+    probe = "import websockets, h2ogpte; print(websockets.__version__)"
+    assert subprocess.run([python, "-I", "-c", probe], capture_output=True, text=True, timeout=120).stdout.strip() == (
+        "11.0.3"
+    )
+
+
+def test_a_missing_client_interpreter_is_a_configuration_error_on_each_case(server, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("ASSAY_HOSTS__H2OGPTE_PYTHON", "/nonexistent/bin/python")
+    rows = _run(_host(server, "h2ogpte-llm"), [("t", TestCase(key=f"c{i}", prompt="hi")) for i in range(2)])
+    assert [row.error_kind for row in rows] == ["configuration", "configuration"]
+    assert "hosts.h2ogpte_python" in rows[0].error and "/nonexistent/bin/python" in rows[0].error
+
+
+def test_a_client_process_that_dies_fails_its_calls_and_the_next_call_starts_a_new_one(server) -> None:  # type: ignore[no-untyped-def]
+    from assay.hosts.h2ogpte_process import bridge
+
+    [row] = _run(_host(server, "h2ogpte-llm"), [("t", TestCase(key="c", prompt="hi"))])
+    assert row.error is None
+    first = bridge()
+    first._process.kill()
+    first._process.wait(timeout=10)
+    [row] = _run(_host(server, "h2ogpte-llm"), [("t", TestCase(key="c", prompt="again"))])
+    assert row.error is None and row.actual_output == "answer: again"
+    assert bridge() is not first and bridge().alive
