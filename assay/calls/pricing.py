@@ -14,5 +14,14 @@ def price_for(prices: Mapping[str, ModelPrice], *model_names: str | None) -> Mod
     return prices.get("*")
 
 
-def cost_of(price: ModelPrice, input_tokens: int, output_tokens: int) -> float:
-    return round(input_tokens / 1000 * price.input_per_1k + output_tokens / 1000 * price.output_per_1k, 8)
+def cost_of(price: ModelPrice, input_tokens: int, output_tokens: int, cached_input_tokens: int | None = None) -> float:
+    """The cost of one call: its cached input tokens (part of ``input_tokens``) at the cached price where the
+    table has one. Reasoning tokens are already counted in ``output_tokens``, as the providers report them."""
+    cached = min(cached_input_tokens or 0, input_tokens)
+    cached_price = price.input_per_1k if price.cached_input_per_1k is None else price.cached_input_per_1k
+    return round(
+        (input_tokens - cached) / 1000 * price.input_per_1k
+        + cached / 1000 * cached_price
+        + output_tokens / 1000 * price.output_per_1k,
+        8,
+    )

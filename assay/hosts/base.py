@@ -45,6 +45,12 @@ class HostAnswer(DomainModel):
     context: list[RetrievedChunk] = Field(default_factory=list)
     input_tokens: int | None = Field(default=None, ge=0)
     output_tokens: int | None = Field(default=None, ge=0)
+    cached_input_tokens: int | None = Field(
+        default=None, ge=0, description="Of the input tokens, those the provider read from its prompt cache."
+    )
+    reasoning_tokens: int | None = Field(
+        default=None, ge=0, description="Of the output tokens, those the model spent reasoning (not in the answer)."
+    )
     cost: FiniteFloat | None = Field(default=None, ge=0)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     model_name: str | None = Field(default=None, description="The model name the server reported, if any.")
@@ -308,7 +314,7 @@ def answered_row(
     cost, cost_source = answer.cost, "reported" if answer.cost is not None else None
     price = price_for(host.config.prices, answer.model_name, host.config.llm_model_name)
     if cost is None and price is not None:
-        cost, cost_source = cost_of(price, input_tokens, output_tokens), "price_table"
+        cost, cost_source = cost_of(price, input_tokens, output_tokens, answer.cached_input_tokens), "price_table"
     return TestLabRow(
         test_case=case,
         test_key=test_key,
@@ -320,6 +326,8 @@ def answered_row(
         cost_source=cost_source,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        cached_input_tokens=answer.cached_input_tokens,
+        reasoning_tokens=answer.reasoning_tokens,
         token_count_source=token_source,
         tool_calls=answer.tool_calls,
         attempts=attempts,

@@ -5,10 +5,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from pydantic import RootModel
+
 from assay.calls.network import check_url
 from assay.formats.errors import load_json, read_text, validate
 from assay.hosts.registry import checked_host_config, create_host, default_host_config, host_class
-from assay.models import ModelHost
+from assay.models import ModelHost, ModelPrice
 from assay.models.workflow import RUN_DEFAULTS
 
 DEFAULT_HOSTS = RUN_DEFAULTS.hosts
@@ -26,6 +28,16 @@ def json_or_toml(path: Path) -> Any:
         except tomllib.TOMLDecodeError as error:
             raise ValueError(f"{path}: not valid TOML: {error}") from None
     return load_json(path)
+
+
+class PriceTable(RootModel[dict[str, ModelPrice]]):
+    """A price table on its own (``assay traces import --prices``): model name (or ``'*'``) -> its prices, the
+    shape of a host file's ``prices``."""
+
+
+def read_price_table(path: Path) -> dict[str, ModelPrice]:
+    """The price table in a ``.json``/``.toml`` file; errors name the file and the field."""
+    return validate(PriceTable, json_or_toml(path), path).root
 
 
 def read_host_file(path: Path) -> ModelHost:

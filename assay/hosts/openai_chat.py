@@ -144,11 +144,18 @@ class OpenAICompatible(Host):
         usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         input_tokens = token_count(usage.get("prompt_tokens"))
         output_tokens = token_count(usage.get("completion_tokens"))
+        prompt_details, completion_details = usage.get("prompt_tokens_details"), usage.get("completion_tokens_details")
         model = data.get("model")
         return HostAnswer(
             actual_output=content,
             input_tokens=input_tokens,
             output_tokens=output_tokens,
+            cached_input_tokens=token_count(prompt_details.get("cached_tokens"))
+            if isinstance(prompt_details, dict)
+            else None,
+            reasoning_tokens=token_count(completion_details.get("reasoning_tokens"))
+            if isinstance(completion_details, dict)
+            else None,
             model_name=model if isinstance(model, str) and model else None,
             raw_response=body,
         )

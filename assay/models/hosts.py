@@ -49,6 +49,12 @@ class ModelPrice(DomainModel):
 
     input_per_1k: FiniteFloat = Field(ge=0)
     output_per_1k: FiniteFloat = Field(ge=0)
+    cached_input_per_1k: FiniteFloat | None = Field(
+        default=None,
+        ge=0,
+        description="What 1,000 input tokens read from the provider's prompt cache cost (usually a fraction of "
+        "input_per_1k); None: the same as input_per_1k. Reasoning tokens are output tokens, priced as such.",
+    )
 
 
 TRACES_HOST_TYPE = "traces"

@@ -15,13 +15,13 @@ left out, with the limit as its reason, without being read back.
 
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from assay.formats.errors import FormatError
-from assay.models import ConversationTurn, ModelHost, TestLab
+from assay.models import ConversationTurn, ModelHost, ModelPrice, TestLab
 from assay.models.hosts import TRACES_HOST_TYPE
 from assay.traces.mapping import ROUTE_FROM_SPAN_NAME, MappedTrace, check_route_from, map_trace, mapped_attributes
 from assay.traces.mlflow import read_mlflow
@@ -59,6 +59,8 @@ class ImportOptions:
     """A trace with more spans is left out: mapping holds one trace's spans in memory at once."""
     max_trace_bytes: int = 256 * 2**20
     """A trace whose spans (as kept: the attributes a case can be built from) take more is left out."""
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    """Model name (or ``'*'``) -> prices: the cost of a request whose trace reports none, from its token split."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +120,7 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
         history = _conversations(summaries, chosen, spill, report)
         masker = Masker(pii=options.mask_pii)
         rows = [lab_row(_counted(trace, report, options.format), history.get(trace.trace_id, []), options.format,
-                        masker)
+                        masker, options.prices)
                 for trace in spill.mapped([trace.trace_id for trace in chosen])]  # fmt: skip
     rows = unique_keys(rows)
     report.cases = len(rows)
@@ -129,7 +131,10 @@ def import_traces(files: Sequence[Path], options: ImportOptions) -> tuple[TestLa
     lab = TestLab(
         name=name,
         description=f"{len(rows)} production requests imported from {len(files)} {options.format} trace file(s).",
-        models=[ModelHost(key=service, type=TRACES_HOST_TYPE, name=service) for service in services],
+        models=[
+            ModelHost(key=service, type=TRACES_HOST_TYPE, name=service, prices=dict(options.prices))
+            for service in services
+        ],
         rows=rows,
     )
     return lab, report

@@ -2,8 +2,10 @@
 masked the same way."""
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 
-from assay.models import ConversationTurn, RetrievedChunk, TestCase, TestLabRow, ToolCall
+from assay.calls.pricing import cost_of, price_for
+from assay.models import ConversationTurn, ModelPrice, RetrievedChunk, TestCase, TestLabRow, ToolCall
 from assay.traces.mapping import MappedTrace
 from assay.traces.privacy import Masker
 from assay.traces.report import TraceImportReport
@@ -12,13 +14,21 @@ DEFAULT_SERVICE = "production"
 """The model key of spans whose resource names no ``service.name``."""
 
 
-def lab_row(trace: MappedTrace, turns: list[ConversationTurn], format: str, masker: Masker) -> TestLabRow:
-    """The row of one request; ``masked`` records, per field, the kinds and counts of values masked in it."""
+def lab_row(
+    trace: MappedTrace,
+    turns: list[ConversationTurn],
+    format: str,
+    masker: Masker,
+    prices: Mapping[str, ModelPrice] | None = None,
+) -> TestLabRow:
+    """The row of one request; ``masked`` records, per field, the kinds and counts of values masked in it. A
+    request whose trace reports no cost is priced from ``prices`` and its token split, saying so."""
     found: defaultdict[str, Counter[str]] = defaultdict(Counter)
 
     def text(field: str, value: str | None) -> str | None:
         return masker.text(value, into=found[field])
 
+    cost, cost_source = _cost(trace, prices or {})
     case = TestCase(
         key=text("key", trace.trace_id) or trace.trace_id,
         prompt=text("question", trace.question) or "",
@@ -32,8 +42,8 @@ def lab_row(trace: MappedTrace, turns: list[ConversationTurn], format: str, mask
         actual_output=text("answer", trace.answer),
         context=[_masked_chunk(chunk, masker, found["context"]) for chunk in trace.documents],
         actual_duration=trace.latency_s,
-        cost=trace.cost,
-        cost_source="reported" if trace.cost is not None else None,
+        cost=cost,
+        cost_source=cost_source,
         input_tokens=trace.input_tokens,
         output_tokens=trace.output_tokens,
         cached_input_tokens=trace.cached_input_tokens,
@@ -47,6 +57,17 @@ def lab_row(trace: MappedTrace, turns: list[ConversationTurn], format: str, mask
     )
     masked = {field: dict(sorted(counts.items())) for field, counts in found.items() if counts}
     return row.model_copy(update={"masked": masked}) if masked else row
+
+
+def _cost(trace: MappedTrace, prices: Mapping[str, ModelPrice]) -> tuple[float | None, str | None]:
+    """The reported cost, else the price table's for the request's model and tokens (cached input at the cached
+    price), else none."""
+    if trace.cost is not None:
+        return trace.cost, "reported"
+    price = price_for(prices, trace.model_name)
+    if price is None or trace.input_tokens is None or trace.output_tokens is None:
+        return None, None
+    return cost_of(price, trace.input_tokens, trace.output_tokens, trace.cached_input_tokens), "price_table"
 
 
 def _read_with(format: str, conventions: tuple[str, ...]) -> str:

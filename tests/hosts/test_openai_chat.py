@@ -161,3 +161,16 @@ def test_retries_exhausted_keep_the_kind(server: OpenAIServer) -> None:
 def test_openai_chat_defaults_to_openai_base_url() -> None:
     host = create_host(ModelHost(key="o", type="openai-chat", llm_model_name="gpt-4o-mini"))
     assert host.default_url == "https://api.openai.com/v1"
+
+
+def test_cached_and_reasoning_tokens_are_kept_and_cached_input_is_priced_apart(server: OpenAIServer) -> None:
+    server.usage_details = {"prompt_tokens_details": {"cached_tokens": 3},
+                            "completion_tokens_details": {"reasoning_tokens": 2}}  # fmt: skip
+    try:
+        prices = {"*": {"input_per_1k": 1.0, "output_per_1k": 2.0, "cached_input_per_1k": 0.25}}
+        [row] = _run(_host(server, prices=prices), TestCase(key="c", prompt="what is the capital ratio"))
+    finally:
+        server.usage_details = {}
+    assert (row.input_tokens, row.cached_input_tokens, row.output_tokens, row.reasoning_tokens) == (5, 3, 6, 2)
+    # by hand: 2 uncached input tokens at 1.0, 3 cached at 0.25, 6 output (the 2 reasoning ones included) at 2.0
+    assert row.cost == pytest.approx((2 * 1.0 + 3 * 0.25 + 6 * 2.0) / 1000) and row.cost_source == "price_table"

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from openai import OpenAI
 
 from assay.testing.openai_server import OpenAIServer, serve_openai
@@ -16,9 +17,9 @@ from tests.traces.test_trace_files import T0, export, otlp_span, rows_by_key, ru
 WEATHER = "What is the weather in Paris?"
 
 
-def test_openinference_tool_call_reply_is_the_outcome_not_the_answer(tmp_path: Path) -> None:
-    """OpenInference's openai instrumentation records a bare call's reply as the raw chat completion (its
-    output.value): a reply that asks for a tool imports as that call, the answer absent, tokens split."""
+def _weather_trace(tmp_path: Path) -> Path:
+    """OpenInference's openai instrumentation tracing one bare call whose reply asks for a tool; the server
+    reports 3 cached input and 2 reasoning tokens."""
     with serve_openai(OpenAIServer(responder=responder, usage_details=USAGE_DETAILS)) as server, \
             traced("weather-bot") as (_, spans):  # fmt: skip
         client = OpenAI(base_url=server.url, api_key="sk-test-not-a-secret", max_retries=0)
@@ -26,6 +27,13 @@ def test_openinference_tool_call_reply_is_the_outcome_not_the_answer(tmp_path: P
                                        messages=[{"role": "user", "content": WEATHER}])  # fmt: skip
         file = tmp_path / "spans.jsonl"
         assert write_otlp_json(spans, file) == 1
+    return file
+
+
+def test_openinference_tool_call_reply_is_the_outcome_not_the_answer(tmp_path: Path) -> None:
+    """OpenInference's openai instrumentation records a bare call's reply as the raw chat completion (its
+    output.value): a reply that asks for a tool imports as that call, the answer absent, tokens split."""
+    file = _weather_trace(tmp_path)
     raw = json.loads(file.read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
     assert any(pair["key"] == "output.value" and '"tool_calls"' in pair["value"]["stringValue"]
                for pair in raw["attributes"])  # the writer put the chat completion there  # fmt: skip
@@ -118,3 +126,30 @@ def test_an_unknown_route_source_is_refused(tmp_path: Path) -> None:
                                       "--route-from", "attribute:"])  # fmt: skip
     assert result.exit_code == 2 and "--route-from 'attribute:': expected span-name or attribute:NAME" in " ".join(
         result.output.split())  # fmt: skip
+
+
+def test_a_price_table_prices_unreported_costs_from_the_token_split(tmp_path: Path) -> None:
+    """A trace that reports tokens but no cost is priced from ``--prices``: cached input at its own price; the
+    table is kept in the lab's models, so the cost says where it came from."""
+    file = _weather_trace(tmp_path)
+    table = {"*": {"input_per_1k": 1.0, "output_per_1k": 4.0, "cached_input_per_1k": 0.5}}
+    (tmp_path / "prices.json").write_text(json.dumps(table))
+    lab, _, _ = run_import(tmp_path, [file], "--keep-pii", "--prices", str(tmp_path / "prices.json"))
+    [row] = lab["rows"]
+    # by hand: 6 input tokens of which 3 cached, 10 output tokens (2 of them reasoning)
+    assert row["cost"] == pytest.approx((3 * 1.0 + 3 * 0.5 + 10 * 4.0) / 1000) and row["cost_source"] == "price_table"
+    assert lab["models"][0]["prices"] == {"*": {**table["*"]}}
+
+
+def test_a_bad_price_table_names_the_file_and_the_field(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from assay.apps.cli.main import app
+
+    file = write_jsonl(tmp_path / "t.jsonl", [export(_langchain_trace(1, T0))])
+    (tmp_path / "prices.json").write_text(json.dumps({"gpt-4o": {"input_per_1k": -1, "output_per_1k": 2}}))
+    result = CliRunner().invoke(app, ["traces", "import", str(file), "--out", str(tmp_path / "lab.json"),
+                                      "--prices", str(tmp_path / "prices.json")])  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert "prices.json" in result.output and "gpt-4o" in result.output and "input_per_1k" in result.output
+    assert "Traceback" not in result.output

@@ -79,6 +79,14 @@ def import_(
             "built from).",
         ),
     ] = 256,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="A price table (JSON or TOML: model name or '*' -> input_per_1k, output_per_1k, "
+            "cached_input_per_1k) for requests whose traces report no cost: priced from their input, cached "
+            "input and output tokens, with cost_source price_table; the table is kept in the lab's models.",
+        ),
+    ] = None,
 ) -> None:
     """Build a test lab from exported traces: each request (a trace's root span) becomes a test case with the
     answer, retrieved documents, latency, tokens, cost, model and tool calls it recorded; requests of one
@@ -87,6 +95,7 @@ def import_(
 
     Exit codes: 0 imported; 2 bad input (a file that cannot be read as the format, naming the file, line and
     span; a bad option) or no request became a test case (naming the most common reason); 1 unexpected error."""
+    from assay.hosts.files import read_price_table
     from assay.traces import READERS, ImportOptions, SampleSize
     from assay.traces.files import import_to_file, report_path
 
@@ -105,6 +114,7 @@ def import_(
             route_from=route_from,
             max_trace_spans=max_trace_spans,
             max_trace_bytes=max_trace_mb * 2**20,
+            prices=read_price_table(prices) if prices is not None else {},
         )
         report = import_to_file(sources, options, out)
     _print(report)
