@@ -42,7 +42,6 @@ def start_flow(server: tuple[str, Path], assay_home: Path, **parameters: object)
     env.update(
         {
             "ASSAY_HOME": str(assay_home),
-            "NUMBA_CACHE_DIR": str(prefect_home / "numba"),
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
             "TQDM_DISABLE": "1",

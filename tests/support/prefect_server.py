@@ -163,7 +163,6 @@ def serving_deployment(deployment: str, home: Path, base: Path, cwd: Path) -> It
     with running_prefect_server(home) as api_url:
         env = server_environment(home, api_url) | {
             "ASSAY_HOME": str(base / "home"),
-            "NUMBA_CACHE_DIR": str(home / "numba"),
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
             "TQDM_DISABLE": "1",
