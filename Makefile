@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: install bytecode demo test lint bench clean
+.PHONY: install bytecode demo test lint docs bench clean
 
 install: $(STAMP)
 
@@ -49,6 +49,11 @@ test: install
 lint: install
 	$(BIN)/ruff check .
 
+# the docs site: reference pages written from the code (git-ignored, never stale), then a strict build into site/
+docs: install
+	$(BIN)/python docs/gen_ref.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
+
 bench: install bytecode
 	$(BIN)/python bench/peer.py --cases 1000 10000
 	$(BIN)/python bench/encoder.py --texts 1500 --skip-variants
@@ -63,4 +68,4 @@ bench: install bytecode
 	$(BIN)/python bench/traces.py
 
 clean:
-	rm -rf .assay demo-output .pytest_cache
+	rm -rf .assay demo-output .pytest_cache site

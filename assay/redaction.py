@@ -153,7 +153,8 @@ def _forms(value: str) -> set[str]:
 def _disguises(value: str) -> set[str]:
     """Reversed, dashed between every character, hex (either case), ROT13, full-width and HTML character
     references (decimal and hex): what an echoed secret was seen turned into. Each is matched whole; a copy
-    disguised two ways at once, or only in part, is not (the README lists what is and is not redacted)."""
+    disguised two ways at once, or only in part, is not (docs/explanation/reliability-security.md lists what is
+    and is not redacted)."""
     rot13 = value.translate(_ROT13)
     full_width = "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in value)
     hexed = value.encode().hex()

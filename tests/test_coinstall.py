@@ -1,4 +1,4 @@
-"""Which tools can live in Assay's environment (issue 36, the README's "Living beside your other tools").
+"""Which tools can live in Assay's environment (issue 36, docs/how-to/other-tools.md).
 
 A tool shares Assay's environment when installing it there changes no installed distribution: the OpenTelemetry
 SDK, OpenInference's openai instrumentation and mlflow-tracing (all three are dev requirements, so already there).

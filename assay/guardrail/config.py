@@ -78,7 +78,7 @@ class ServiceLimits:
     concurrent_checks: int = 1
     """Checks one worker process runs at once; the others wait their turn (in arrival order). Checks are
     Python-bound: several at once share one interpreter lock and cost more each (bench/guardrail.py, 16 clients
-    on 2 cores: see the README's guardrail section); use ``serve --workers`` for more CPUs."""
+    on 2 cores: see docs/how-to/guardrail.md); use ``serve --workers`` for more CPUs."""
     embedding_threads: int = 2
     """Threads the embedding model uses per call. Two: a check's few sentences are one small batch, which ONNX
     Runtime splits across both cores of this 2-core machine (p50 85 ms against 130-140 ms with one thread at 1

@@ -39,7 +39,7 @@ def test_the_catalogue_lists_agent_sanity_as_the_manual_describes_it() -> None:
     assert metric.threshold == 0.75
     assert "unscored (missing input: tool_calls), even with an answer" in spec.description
     assert [parameter.default for parameter in spec.parameters if parameter.name == "max_identical_calls"] == [3]
-    assert "`agent_sanity`" in (ROOT / "README.md").read_text()
+    assert "`agent_sanity`" in (ROOT / "docs" / "explanation" / "evaluators.md").read_text()
 
 
 def test_a_sane_run_passes_every_check() -> None:

@@ -247,8 +247,8 @@ def test_tool_called_in_order_reasons_name_the_tool_that_broke_the_order() -> No
 def test_the_assertions_description_lists_the_order_extension() -> None:
     description = build_evaluator("assertions").spec.description
     assert "TOOL_CALLED_IN_ORDER, an Assay extension" in description
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert "`TOOL_CALLED_IN_ORDER` (an Assay extension)" in readme
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "explanation" / "evaluators.md").read_text()
+    assert "`TOOL_CALLED_IN_ORDER` (an Assay extension)" in guide
 
 
 @pytest.mark.parametrize(("kind", "field"), [("LATENCY", "duration"), ("COST", "cost")])

@@ -1,7 +1,7 @@
 """Verdicts on answers as real LLMs write them, one hand-written case per cause of misjudgement found in issue
 33 (figures in other notations, framing, names, records with false values, tool outputs, paraphrase, swapped
 roles, long answers). Each pair is a good answer that must pass and a bad one that must fail at the default
-threshold; the README's validity section shows the same table."""
+threshold; docs/explanation/validity.md shows the same table."""
 
 import json
 

@@ -1,5 +1,5 @@
 """Every example host file is a valid host configuration of a registered type, names its credential by
-reference only, and every host type has an example; the README names each example."""
+reference only, and every host type has an example; the hosts how-to (docs/how-to/hosts.md) names each example."""
 
 import json
 from pathlib import Path
@@ -23,9 +23,9 @@ def test_an_example_loads_as_the_cli_loads_it_and_creates_its_host(path: Path) -
     assert not any(word in json.dumps(raw).lower() for word in ("sk-", "password", "api_key\": \"")), path
 
 
-def test_every_host_type_has_an_example_named_in_the_readme() -> None:
+def test_every_host_type_has_an_example_named_in_the_docs() -> None:
     types = {json.loads(path.read_text())["type"] for path in EXAMPLES}
     assert set(BUILTIN_HOSTS) - IN_PROCESS <= types
-    readme = (ROOT / "README.md").read_text()
-    missing = [path.name for path in EXAMPLES if f"examples/hosts/{path.name}" not in readme]
+    guide = (ROOT / "docs" / "how-to" / "hosts.md").read_text()
+    missing = [path.name for path in EXAMPLES if f"examples/hosts/{path.name}" not in guide]
     assert missing == []
