@@ -92,9 +92,10 @@ def test_every_cli_command_has_its_section_with_its_options(built: Path) -> None
 
 
 def doc_commands(docs: Path) -> list[list[str]]:
-    """The ``assay`` command lines of the pages' bash blocks, continuation lines joined, as words."""
+    """The ``assay`` command lines of the pages' and the README's bash blocks, continuation lines joined, as
+    words."""
     found = []
-    for path in sorted(docs.rglob("*.md")):
+    for path in [*sorted(docs.rglob("*.md")), ROOT / "README.md"]:
         for block in re.findall(r"```bash\n(.*?)```", path.read_text(), flags=re.S):
             for line in block.replace("\\\n", " ").splitlines():
                 words = line.split("#")[0].replace("[", " ").replace("]", " ").split()
@@ -104,7 +105,8 @@ def doc_commands(docs: Path) -> list[list[str]]:
 
 
 def test_the_commands_in_the_pages_exist_and_their_help_runs(built: Path) -> None:
-    """Every ``assay`` command a page shows names a real command and only its options; its ``--help`` runs."""
+    """Every ``assay`` command a page or the README shows names a real command and only its options; its
+    ``--help`` runs."""
     root = typer.main.get_command(app)
     runner = CliRunner()
     checked, unknown = set(), []
