@@ -30,15 +30,13 @@ from assay.models.mrm import (
 from assay.models.steps import Step
 from assay.models.thresholds import ThresholdBook
 from assay.models.workflow import (
+    MIN_LABELS,
     CalibrationParameters,
     RobustnessParameters,
     TestGenerationParameters,
     TestValidationParameters,
     TopicModelingParameters,
 )
-
-MIN_LABELS = 6
-"""Labels a primary metric needs before its threshold is refitted (``fit_thresholds``' ``min_labels``)."""
 
 
 def topic_modeling(

@@ -14,8 +14,6 @@ from uuid import uuid4
 
 from assay.flows.review_forms import (
     ACCEPT,
-    CALIBRATION_PER_FORM,
-    PER_FORM,
     REVIEWER_TITLE,
     SKIP,
     FormAnswer,
@@ -30,6 +28,7 @@ from prefect.flow_runs import pause_flow_run
 from assay.models import TestSuite
 from assay.models.corpus import Chunk
 from assay.models.mrm import Decision, FailureClusters, ReviewItem, ReviewRecord, SuiteValidation, TopicModel
+from assay.models.workflow import CALIBRATION_ANSWERS_PER_FORM, MIN_LABELS, REVIEW_PAGE_SIZE
 from assay.mrm.approvals import ApprovalsFile, DecisionError, DecisionStore, check_decision, decide, record_person
 from assay.mrm.policies import Policy, calibration_policy, case_policy, cluster_policy, topic_policy
 
@@ -45,7 +44,7 @@ class ReviewContext:
     store: DecisionStore
     interactive: bool
     approvals: ApprovalsFile | None
-    page_size: int = PER_FORM  # items per form; the person asks for more
+    page_size: int = REVIEW_PAGE_SIZE  # items per form; the person asks for more
     poll_s: int = 5  # how often a paused run checks whether the reviewer resumed it
 
 
@@ -60,7 +59,11 @@ def review_cases(suite: TestSuite, validation: SuiteValidation, ctx: ReviewConte
 
 
 def review_calibration(
-    items: list[ReviewItem], ctx: ReviewContext, *, min_labels: int = 6, per_form: int = CALIBRATION_PER_FORM
+    items: list[ReviewItem],
+    ctx: ReviewContext,
+    *,
+    min_labels: int = MIN_LABELS,
+    per_form: int = CALIBRATION_ANSWERS_PER_FORM,
 ) -> Decision:
     """The reviewer's pass/fail labels of sampled answers, one metric at a time, and the metrics they mark not
     meaningful for this system."""

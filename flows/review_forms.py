@@ -30,6 +30,7 @@ from assay.models import TestSuite
 from assay.models.corpus import Chunk
 from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, TopicModel
 from assay.models.steps import Step
+from assay.models.workflow import CALIBRATION_ANSWERS_PER_FORM, REVIEW_PAGE_SIZE
 from assay.mrm.policies import proposed_name
 from assay.names import person_name
 
@@ -44,9 +45,6 @@ ACCEPT = "accept every proposal as shown"
 SKIP = "skip"
 MEANINGFUL = "meaningful: label its answers"
 NOT_MEANINGFUL = "not meaningful for this system"
-PER_FORM = 25
-CALIBRATION_PER_FORM = 8
-"""Answers per calibration form, all of one metric: above the label floor, so one form can calibrate it."""
 CONTEXT_CHARS = 400
 ANSWER_CHARS = 300
 EXCERPT_CHARS = 300
@@ -101,7 +99,7 @@ class StepReview:
     step: str
     heading: str  # what the step asks, one sentence
     items: tuple[ItemField, ...]
-    per_form: int = PER_FORM
+    per_form: int = REVIEW_PAGE_SIZE
     rest_word: str = "items"
 
     @property
@@ -385,7 +383,7 @@ class StepReview:
         )
 
 
-def topic_review(topic_model: TopicModel, chunks: Sequence[Chunk], per_form: int = PER_FORM) -> StepReview:
+def topic_review(topic_model: TopicModel, chunks: Sequence[Chunk], per_form: int = REVIEW_PAGE_SIZE) -> StepReview:
     """Largest topics first; each with its keywords and one chunk."""
     texts = {chunk.ref: chunk.text for chunk in chunks}
     ordered = sorted(topic_model.topics, key=lambda topic: (-len(topic.chunk_refs), topic.id))
@@ -404,7 +402,7 @@ def topic_review(topic_model: TopicModel, chunks: Sequence[Chunk], per_form: int
     return StepReview(Step.TOPIC_MODELING, heading, fields, per_form, "topics")
 
 
-def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = PER_FORM) -> StepReview:
+def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = REVIEW_PAGE_SIZE) -> StepReview:
     """Flagged outliers first (proposed: exclude), then the cases least similar to their source."""
     checks = {check.test_case_key: check for check in validation.cases}
     cases = [case for _, case in suite.cases()]
@@ -447,7 +445,7 @@ def case_review(suite: TestSuite, validation: SuiteValidation, per_form: int = P
 
 
 def calibration_review(
-    items: Sequence[ReviewItem], min_labels: int, per_form: int = CALIBRATION_PER_FORM
+    items: Sequence[ReviewItem], min_labels: int, per_form: int = CALIBRATION_ANSWERS_PER_FORM
 ) -> StepReview:
     """One metric at a time, in the sample's order (most decision-relevant first): first whether the metric is
     meaningful for this system, then its answers nearest the threshold, alternating sides. Each answer starts
@@ -536,7 +534,7 @@ def _direction(item: ReviewItem) -> str:
     return f"{better} is better: {score} is {side} {threshold}, so {'PASS' if item.metric_passes else 'FAIL'}"
 
 
-def cluster_review(clusters: FailureClusters, per_form: int = PER_FORM) -> StepReview:
+def cluster_review(clusters: FailureClusters, per_form: int = REVIEW_PAGE_SIZE) -> StepReview:
     """Largest clusters first; each with its keywords and two example questions."""
     ordered = sorted(clusters.clusters, key=lambda cluster: (-cluster.size, cluster.id))
 

@@ -9,6 +9,7 @@ from assay.generation.registry import build_generator, generator_class, generato
 from assay.generation.text import organisation
 from assay.models import Chunk, Test, TestCase, TestSuite
 from assay.models.mrm import Topic, TopicModel
+from assay.models.workflow import CASES_PER_TOPIC
 
 
 def generate_suite(
@@ -16,7 +17,7 @@ def generate_suite(
     chunks: Sequence[Chunk],
     *,
     generators: Sequence[str] | None = None,
-    per_topic: int = 3,
+    per_topic: int = CASES_PER_TOPIC,
     topic_ids: set[int] | None = None,
     seed: int = 0,
     name: str = "Generated suite",

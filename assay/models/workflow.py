@@ -37,24 +37,39 @@ class TopicModelingParameters(DomainModel):
         return {key: value for key, value in self.model_dump(exclude={"chunk_words"}).items() if value is not None}
 
 
+CASES_PER_TOPIC = 3
+"""Test cases per topic and generator: step 2's parameter and ``generate_suite``'s default."""
+
+
 class TestGenerationParameters(DomainModel):
     """Step 2."""
 
-    per_topic: int = Field(default=3, ge=1, le=50, description="Test cases per topic and generator.")
+    per_topic: int = Field(default=CASES_PER_TOPIC, ge=1, le=50, description="Test cases per topic and generator.")
     generators: list[str] = Field(
         default_factory=list, description="Question generators to use; empty: every offline generator."
     )
+
+
+OUTLIER_Z = 3.0
+"""Robust z-score beyond which a generated case is an outlier: step 3's parameter and ``validate_suite``'s."""
 
 
 class TestValidationParameters(DomainModel):
     """Step 3."""
 
     nli_model: str | None = Field(default=None, description="Folder of an NLI cross-encoder; empty: no NLI score.")
-    outlier_z: float = Field(default=3.0, gt=0.0, description="Robust z-score beyond which a case is an outlier.")
+    outlier_z: float = Field(default=OUTLIER_Z, gt=0.0, description="Robust z-score beyond which a case is an outlier.")
 
 
 REVIEW_SAMPLE_PER_METRIC = 20
 """Answers sampled per primary metric for calibration: the step's parameter and the library's default."""
+REVIEW_PAGE_SIZE = 25
+"""Items per review form: the step's parameter and the review forms' default."""
+CALIBRATION_ANSWERS_PER_FORM = 8
+"""Answers per calibration form: the step's parameter and the calibration form's default."""
+MIN_LABELS = 6
+"""Labels a primary metric needs before its threshold is refitted: ``fit_thresholds``' default, and what the
+calibration form tells the reviewer."""
 
 
 class CalibrationParameters(DomainModel):
@@ -67,18 +82,18 @@ class CalibrationParameters(DomainModel):
         description="Answers sampled per primary metric, stratified around its threshold.",
     )
     page_size: int = Field(
-        default=25,
+        default=REVIEW_PAGE_SIZE,
         ge=1,
         le=50,
         description="Items per review form (every reviewed step), the most informative first; the reviewer asks "
         "for more instead of paging through everything.",
     )
     answers_per_form: int = Field(
-        default=8,
+        default=CALIBRATION_ANSWERS_PER_FORM,
         ge=2,
         le=50,
         description="Answers per calibration form, all of one metric (nearest its threshold first): at least the "
-        "label floor of 6 lets one form calibrate a metric.",
+        f"label floor of {MIN_LABELS} lets one form calibrate a metric.",
     )
 
 

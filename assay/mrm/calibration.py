@@ -15,7 +15,7 @@ from sklearn.metrics import roc_auc_score
 from assay.models import TestLab
 from assay.models.evaluation import EvaluationResult, EvaluatorSpec, MetricMeta, on_good_side
 from assay.models.mrm import NOT_MEANINGFUL, Calibration, MetricCalibration, ReviewItem, ReviewLabel
-from assay.models.workflow import REVIEW_SAMPLE_PER_METRIC
+from assay.models.workflow import MIN_LABELS, REVIEW_SAMPLE_PER_METRIC
 from assay.mrm.operational import quality_results
 from assay.validity.agreement import reviewer_agreement
 
@@ -122,7 +122,7 @@ def fit_thresholds(
     labels: Sequence[ReviewLabel],
     results: Sequence[EvaluationResult],
     *,
-    min_labels: int = 6,
+    min_labels: int = MIN_LABELS,
     bootstrap: int = 500,
     seed: int = 0,
     max_interval_width: float = 0.1,

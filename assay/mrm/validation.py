@@ -35,10 +35,10 @@ import numpy as np
 from assay.embeddings import PACKAGED_MODEL, Embedder, ModelUnavailableError, resolve_model_path, split_sentences
 from assay.models import Chunk, TestCase, TestSuite
 from assay.models.mrm import CaseValidation, SuiteValidation
+from assay.models.workflow import OUTLIER_Z
 from assay.mrm.bertscore import best_f1
 from assay.progress import Progress, embed_reporting, part, report
 
-DEFAULT_OUTLIER_Z = 3.0
 MIN_CASES_FOR_SPREAD = 5
 MIN_SPREAD = 0.05
 FLOORS = {"cosine": 0.35, "bertscore_f1": 0.25, "nli_entailment": 0.5}
@@ -70,7 +70,7 @@ def validate_suite(
     *,
     nli_model: str | None = None,
     bertscore: bool = True,
-    outlier_z: float = DEFAULT_OUTLIER_Z,
+    outlier_z: float = OUTLIER_Z,
     progress: Progress | None = None,
 ) -> SuiteValidation:
     """Score every case against its source chunks and flag the outliers, with reasons in plain words.
