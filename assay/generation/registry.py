@@ -1,4 +1,5 @@
-"""Generator registry: ``@register`` records a generator class under its spec id once its metadata checks out."""
+"""Generator registry: ``@register`` records a generator class under its spec id once its metadata checks out;
+other packages declare theirs as entry points in the group "assay.generators" (see ``assay.registry``)."""
 
 import dataclasses
 import inspect
@@ -8,6 +9,7 @@ from typing import Any
 from assay.generation.base import GeneratorSpec, LanguageModel, QuestionGenerator
 from assay.registry import Registry
 
+ENTRY_POINT_GROUP = "assay.generators"
 _SLUG = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -52,7 +54,11 @@ def _check_metadata(cls: type[QuestionGenerator]) -> None:
 
 
 _GENERATORS: Registry[QuestionGenerator] = Registry(
-    "question generator", lambda cls: cls.spec.id, _check_metadata, plural="generators"
+    "question generator",
+    lambda cls: cls.spec.id,
+    _check_metadata,
+    plural="generators",
+    entry_point_group=ENTRY_POINT_GROUP,
 )
 _REGISTRY = _GENERATORS.registered  # the same dict: tests slot doubles in with monkeypatch.setitem
 

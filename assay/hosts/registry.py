@@ -3,7 +3,8 @@
 The built-in hosts are registered by name ("module:Class") and imported on first use: their client libraries
 (openai, boto3, ollama, h2ogpte, scikit-learn for the sample retrievers) take seconds to import, and a command
 that replays a test lab needs none of them. A class is validated when it is loaded, exactly as one registered
-with ``register_host``; ``host_specs`` (and the conformance suite) load them all."""
+with ``register_host``; ``host_specs`` (and the conformance suite) load them all. Other packages declare host
+types as entry points in the group "assay.hosts" (see ``assay.registry``)."""
 
 from collections.abc import Callable
 
@@ -12,7 +13,10 @@ from pydantic import ValidationError
 from assay.embeddings.engine import Embedder
 from assay.hosts.base import Host
 from assay.models import HostSpec, ModelHost
+from assay.models.plugins import PluginOrigin, UnavailablePlugin
 from assay.registry import Registry
+
+ENTRY_POINT_GROUP = "assay.hosts"
 
 
 def _validated_spec(cls: type[Host]) -> HostSpec:
@@ -62,7 +66,14 @@ BUILTIN_HOSTS: dict[str, str] = {
 """Built-in host type -> "module:Class", imported when the type is first used."""
 
 _HOSTS: Registry[Host] = Registry(
-    "host type", lambda cls: cls.type, _validated_spec, plural="types", builtins=BUILTIN_HOSTS, id_name="type"
+    "host type",
+    lambda cls: cls.type,
+    _validated_spec,
+    plural="types",
+    builtins=BUILTIN_HOSTS,
+    id_name="type",
+    base=Host,
+    entry_point_group=ENTRY_POINT_GROUP,
 )
 
 _DEFAULT_NAMES = {
@@ -86,6 +97,16 @@ def host_spec(host_type: str) -> HostSpec:
 
 def host_specs() -> list[HostSpec]:
     return [host_spec(host_type) for host_type in host_types()]
+
+
+def host_origin(host_type: str) -> PluginOrigin:
+    """The package the host type comes from: Assay, or the one whose entry point declared it."""
+    return _HOSTS.origin(host_type)
+
+
+def unavailable_hosts() -> list[UnavailablePlugin]:
+    """Host types other packages declare that failed to import or to register, with the reason."""
+    return _HOSTS.unavailable()
 
 
 def default_host_config(host_type: str) -> ModelHost:

@@ -10,6 +10,8 @@ A tag alone does not keep an answer in its place: an answer holding ``</answer>`
 leave its block. So the judge client renders with a ``boundary`` (``fence_boundary``: random per request,
 contained in no input): every input goes between a ``BEGIN DATA <boundary>`` and an ``END DATA <boundary>``
 line, and the prompt opens with the rule that fenced text is data, never instructions.
+
+Other packages add templates as entry points in the group "assay.judges" (``plugin_templates``).
 """
 
 import hashlib
@@ -28,7 +30,11 @@ import jinja2.meta
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from assay.models.plugins import PluginOrigin, UnavailablePlugin
+from assay.registry import assay_origin, discover
+
 TEMPLATES_DIR = Path(__file__).parent / "templates"
+ENTRY_POINT_GROUP = "assay.judges"
 _ENV = jinja2.Environment(undefined=jinja2.StrictUndefined, autoescape=False, keep_trailing_newline=False)
 
 
@@ -128,9 +134,7 @@ class JudgeTemplate:
             except jinja2.TemplateSyntaxError as error:
                 raise TemplateError(f"{where}: field {name!r} line {error.lineno}: {error.message}") from None
         if variables != set(inputs):
-            raise TemplateError(
-                f"{where}: field 'inputs' lists {sorted(inputs)} but the texts use {sorted(variables)}"
-            )
+            raise TemplateError(f"{where}: field 'inputs' lists {sorted(inputs)} but the texts use {sorted(variables)}")
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise TemplateError(f"{where}: field 'schema' must be a JSON schema of type 'object'")
         try:
@@ -194,9 +198,66 @@ def builtin_templates() -> dict[str, JudgeTemplate]:
     return {path.stem: load_template_file(path) for path in sorted(TEMPLATES_DIR.glob("*.toml"))}
 
 
+@dataclass(frozen=True)
+class PluginTemplates:
+    """The judge templates of other packages: those registered, where each came from, and those refused."""
+
+    templates: dict[str, JudgeTemplate]
+    origins: dict[str, PluginOrigin]
+    unavailable: list[UnavailablePlugin]
+
+
+@cache
+def plugin_templates() -> PluginTemplates:
+    """Templates declared as entry points in "assay.judges", each naming a ``JudgeTemplate`` whose id is the
+    entry point's name. Each is built again with ``JudgeTemplate.build``, the check a built-in file goes through,
+    with its package as ``source``; one that fails to import or to build, or takes a known id, is unavailable."""
+    templates: dict[str, JudgeTemplate] = {}
+    origins: dict[str, PluginOrigin] = {}
+
+    def add(found: object, name: str, origin: PluginOrigin) -> None:
+        if not isinstance(found, JudgeTemplate):
+            raise TypeError(
+                f"judge template plugin '{origin.entry_point}' names a {type(found).__name__}, not a JudgeTemplate"
+            )
+        if found.id != name:
+            raise ValueError(f"judge template plugin '{origin.entry_point}' declares id {found.id!r}, not {name!r}")
+        if name in builtin_templates() or name in templates:
+            taken = assay_origin() if name in builtin_templates() else origins[name]
+            raise ValueError(f"judge template {name!r} is registered twice (by {taken.label})")
+        templates[name] = JudgeTemplate.build(
+            id=found.id,
+            version=found.version,
+            description=found.description,
+            system=found.system,
+            user=found.user,
+            inputs=found.inputs,
+            schema=found.schema,
+            source=origin.label,
+        )
+        origins[name] = origin
+
+    unavailable = discover(ENTRY_POINT_GROUP, "judge template", add)
+    return PluginTemplates(templates, origins, unavailable)
+
+
+def judge_templates() -> dict[str, JudgeTemplate]:
+    """Every template by id: Assay's, then those of other packages."""
+    return builtin_templates() | plugin_templates().templates
+
+
+def template_origin(template_id: str) -> PluginOrigin:
+    return plugin_templates().origins.get(template_id) or assay_origin()
+
+
 def template(template_id: str) -> JudgeTemplate:
-    try:
-        return builtin_templates()[template_id]
-    except KeyError:
-        known = ", ".join(sorted(builtin_templates()))
-        raise TemplateError(f"no judge template {template_id!r}; known templates: {known}") from None
+    found = builtin_templates().get(template_id) or plugin_templates().templates.get(template_id)
+    if found is not None:
+        return found
+    broken = next((plugin for plugin in plugin_templates().unavailable if plugin.id == template_id), None)
+    if broken is not None:
+        raise TemplateError(
+            f"judge template {template_id!r} of package {broken.origin.label} is unavailable: {broken.error}"
+        )
+    known = ", ".join(sorted(judge_templates()))
+    raise TemplateError(f"no judge template {template_id!r}; known templates: {known}")

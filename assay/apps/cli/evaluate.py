@@ -10,6 +10,7 @@ from rich.table import Table
 from assay.apps.cli import inputs
 from assay.apps.cli.common import command_group, console, options, user_errors
 from assay.apps.cli.gates import GATE_HELP, apply_gates, validated_gates
+from assay.apps.cli.plugins import listed, listed_unavailable, print_unavailable
 from assay.escaping import for_terminal
 from assay.models.evaluation import DEFAULT_EVALUATORS
 
@@ -21,19 +22,24 @@ hosts_app = command_group("Systems under test that Assay can call.")
 def list_evaluators(
     as_json: Annotated[bool, typer.Option("--json", help="Full metadata as JSON.")] = False,
 ) -> None:
-    """List every registered evaluator with its metrics."""
+    """List every registered evaluator with its metrics and package, and the installed plugins that could not
+    be loaded with the reason."""
     from assay.evaluators import evaluator_class, evaluator_ids
+    from assay.evaluators.registry import evaluator_origin, unavailable_evaluators
 
-    specs = [evaluator_class(evaluator_id).full_spec() for evaluator_id in evaluator_ids()]
+    ids = evaluator_ids()
+    specs = [(evaluator_class(evaluator_id).full_spec(), evaluator_origin(evaluator_id)) for evaluator_id in ids]
     if as_json:
-        console.print_json(json.dumps([spec.model_dump(mode="json") for spec in specs]))
+        entries = [listed(spec.model_dump(mode="json"), origin) for spec, origin in specs]
+        console.print_json(json.dumps(entries + listed_unavailable(unavailable_evaluators())))
         return
     table = Table(box=None, pad_edge=False)
     table.add_column("id", no_wrap=True)
     table.add_column("domain", no_wrap=True)
     table.add_column("primary metric (pass when)", no_wrap=True)
     table.add_column("needs", no_wrap=True)
-    for spec in specs:
+    table.add_column("package", no_wrap=True, min_width=8)
+    for spec, origin in specs:
         primary = spec.primary_metric
         rule = "" if primary.threshold is None else f" {'>=' if primary.higher_is_better else '<='} {primary.threshold}"
         table.add_row(
@@ -41,25 +47,29 @@ def list_evaluators(
             spec.domain,
             for_terminal(f"{primary.key}{rule}"),
             for_terminal(", ".join(spec.needs) or "-"),
+            for_terminal(origin.package),
         )
     console.print(table)
+    print_unavailable(unavailable_evaluators())
 
 
 @hosts_app.command("list")
 def list_hosts(
     as_json: Annotated[bool, typer.Option("--json", help="Full metadata (specs) as JSON.")] = False,
 ) -> None:
-    """List every registered host type with its metadata."""
-    from assay.hosts.registry import host_specs
+    """List every registered host type with its metadata and package, and the installed plugins that could not
+    be loaded with the reason."""
+    from assay.hosts.registry import host_origin, host_specs, unavailable_hosts
 
-    specs = host_specs()
+    specs = [(spec, host_origin(spec.id)) for spec in host_specs()]
     if as_json:
-        console.print_json(json.dumps([spec.model_dump(mode="json") for spec in specs]))
+        entries = [listed(spec.model_dump(mode="json"), origin) for spec, origin in specs]
+        console.print_json(json.dumps(entries + listed_unavailable(unavailable_hosts())))
         return
     table = Table(box=None, pad_edge=False)
-    for column in ("id", "name", "kind", "protocol", "returns", "settings"):
+    for column in ("id", "name", "kind", "protocol", "returns", "settings", "package"):
         table.add_column(column, no_wrap=column in ("id", "kind"))
-    for spec in specs:
+    for spec, origin in specs:
         returns = [name for name, flag in (("context", spec.returns_context), ("tokens", spec.returns_tokens),
                                             ("cost", spec.returns_cost)) if flag]  # fmt: skip
         protocol = spec.protocol if spec.same_protocol_as is None else f"{spec.protocol} (as {spec.same_protocol_as})"
@@ -71,9 +81,11 @@ def list_hosts(
             for_terminal(protocol),
             ", ".join(returns) or "-",
             for_terminal(settings or "-"),
+            for_terminal(origin.package),
         )
     console.print(table)
     console.print("[dim]* required setting; --json for the full specs[/]")
+    print_unavailable(unavailable_hosts())
 
 
 def evaluate(
@@ -97,9 +109,9 @@ def evaluate(
     host: Annotated[
         list[str] | None, typer.Option("--host", help="Host type or host file (.json or .toml); repeatable.")
     ] = None,
-    evaluators: Annotated[
-        str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")
-    ] = ",".join(DEFAULT_EVALUATORS),
+    evaluators: Annotated[str, typer.Option(help="Comma-separated evaluator ids, or 'all'.")] = ",".join(
+        DEFAULT_EVALUATORS
+    ),
     param: Annotated[
         list[str] | None,
         typer.Option(

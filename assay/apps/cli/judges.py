@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from assay.apps.cli.common import command_group, console, user_errors
+from assay.apps.cli.plugins import listed, listed_unavailable, print_unavailable
 from assay.escaping import for_terminal
 
 app = command_group("LLM judges: templates, endpoint check, alignment with people.")
@@ -15,20 +16,25 @@ app = command_group("LLM judges: templates, endpoint check, alignment with peopl
 
 @app.command("templates")
 def templates(as_json: Annotated[bool, typer.Option("--json", help="Full templates as JSON.")] = False) -> None:
-    """List the judge prompt templates shipped with Assay (id, version, inputs)."""
-    from assay.judges.templates import builtin_templates
+    """List the judge prompt templates (id, version, inputs, package): Assay's and those other packages add,
+    and the installed ones that could not be loaded with the reason."""
+    from assay.judges.templates import judge_templates, plugin_templates, template_origin
 
     with user_errors():
-        found = builtin_templates()
+        found = [(item, template_origin(item.id)) for item in judge_templates().values()]
+    unavailable = plugin_templates().unavailable
     if as_json:
-        console.print_json(json.dumps([{"id": t.id, "version": t.version, "description": t.description,
-                                        "inputs": list(t.inputs), "system": t.system, "user": t.user,
-                                        "schema": t.schema, "source": t.source} for t in found.values()]))  # fmt: skip
+        entries = [listed({"id": t.id, "version": t.version, "description": t.description, "inputs": list(t.inputs),
+                           "system": t.system, "user": t.user, "schema": t.schema, "source": t.source}, origin)
+                   for t, origin in found]  # fmt: skip
+        console.print_json(json.dumps(entries + listed_unavailable(unavailable)))
         return
-    table = Table("id", "version", "inputs", "description", box=None, pad_edge=False)
-    for item in found.values():
-        table.add_row(item.id, item.version, ", ".join(item.inputs), for_terminal(item.description))
+    table = Table("id", "version", "inputs", "description", "package", box=None, pad_edge=False)
+    for item, origin in found:
+        cells = (item.id, item.version, ", ".join(item.inputs), item.description, origin.package)
+        table.add_row(*(for_terminal(cell) for cell in cells))  # a plugin's template is data, never markup
     console.print(table)
+    print_unavailable(unavailable)
 
 
 @app.command("check")

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from assay.apps.cli.common import command_group, console, user_errors
+from assay.apps.cli.plugins import listed, listed_unavailable, print_unavailable
 from assay.escaping import for_terminal
 
 perturbators_app = command_group("The perturbator catalogue.")
@@ -47,20 +48,31 @@ def perturb(
 def list_perturbators(
     as_json: Annotated[bool, typer.Option("--json", help="Full metadata as JSON.")] = False,
 ) -> None:
-    """List every registered perturbator with its kind and what low / medium / high mean."""
+    """List every registered perturbator with its kind, what low / medium / high mean and its package, and the
+    installed plugins that could not be loaded with the reason."""
     from assay.perturbators import get_perturbator, perturbator_ids
+    from assay.perturbators.registry import perturbator_origin, unavailable_perturbators
 
-    described = [get_perturbator(perturbator_id).describe() for perturbator_id in perturbator_ids()]
+    ids = perturbator_ids()
+    described = [
+        (get_perturbator(perturbator_id).describe(), perturbator_origin(perturbator_id)) for perturbator_id in ids
+    ]
     if as_json:
-        console.print_json(json.dumps(described))
+        entries = [listed(item, origin) for item, origin in described]
+        console.print_json(json.dumps(entries + listed_unavailable(unavailable_perturbators())))
         return
     table = Table(box=None, pad_edge=False)
     table.add_column("id", no_wrap=True)
     table.add_column("kind", no_wrap=True)
     table.add_column("low / medium / high")
-    for item in described:
+    table.add_column("package", no_wrap=True, min_width=8)
+    for item, origin in described:
         levels = " / ".join(f"{amount:g}" for amount in item["amounts"].values())
         table.add_row(
-            for_terminal(item["id"]), for_terminal(item["kind"]), for_terminal(f"{levels} ({item['amount_unit']})")
+            for_terminal(item["id"]),
+            for_terminal(item["kind"]),
+            for_terminal(f"{levels} ({item['amount_unit']})"),
+            for_terminal(origin.package),
         )
     console.print(table)
+    print_unavailable(unavailable_perturbators())

@@ -11,6 +11,9 @@ rule, and ``parametrize_with_checks`` turns them into one pytest case each::
     def test_my_perturbator(check):
         check()
 
+A plugin of another package is found through its entry point once its package is installed, so the checks
+name it by id like a built-in (``examples/plugin/tests/test_conformance.py``).
+
 A check raises ``AssertionError`` when the plugin breaks the contract and ``unittest.SkipTest`` (which
 pytest reports as a skip) when it cannot run here, e.g. an evaluator whose model weights are absent.
 """
