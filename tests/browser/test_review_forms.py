@@ -1,7 +1,7 @@
 """A person answers the MRM review pauses in the Prefect UI, in chromium at 1280x800, by clicking.
 
 A real Prefect server runs the small review flow (``tests.browser.review_flow``) in a subprocess; the test
-opens the paused run in the UI's V2 interface (the default V1 one is driven by the deployment test), checks each
+opens the paused run in the UI's V2 interface (the default V1 one is ``test_review_forms_v1.py``), checks each
 item's evidence is drawn (non-zero boxes), picks options in the selects, types its name and
 presses Resume, then checks the flow went on and stored exactly what was clicked. Evaluations run on the same
 server meanwhile, so every Submit competes with their writes. Screenshots of every
