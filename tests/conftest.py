@@ -61,3 +61,27 @@ def _prefect_pointers_left_as_found() -> Iterator[None]:
         else:
             os.environ[name] = value
     assert not changed, f"this test left Prefect's settings in os.environ changed (before, after): {changed}"
+
+
+DURATIONS = Path(__file__).with_name("durations.txt")
+"""Measured seconds per test phase of a whole run (``PYTEST_ADDOPTS=--durations=0 make test``)."""
+
+
+def _seconds_per_file() -> dict[str, float]:
+    costs: dict[str, float] = {}
+    if DURATIONS.is_file():
+        for line in DURATIONS.read_text(encoding="utf-8").splitlines():
+            parts = line.split()
+            if len(parts) == 3 and not line.startswith("#") and parts[0].endswith("s"):
+                path = parts[2].split("::")[0]
+                costs[path] = costs.get(path, 0.0) + float(parts[0][:-1])
+    return costs
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest test files first. With ``--dist loadfile`` a file runs whole on one worker, in collection order:
+    in path order the longest files (the MRM server runs, the host faults) started last, and the suite then
+    waited minutes for one worker while the others were done. The sort is stable, so a file's tests keep their
+    order; files not measured yet go after the measured ones."""
+    costs = _seconds_per_file()
+    items.sort(key=lambda item: -costs.get(item.nodeid.split("::")[0], 0.0))
