@@ -43,9 +43,8 @@ test: install
 	test -x /usr/bin/chromium || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
 	$(BIN)/ruff check .
 	# pytest exits 5 when it collects no tests: not a failure of the build. Test files run in parallel (one
-	# worker per core, at most 4): the server and browser tests mostly wait on their servers. Files start
-	# longest first (tests/conftest.py orders them by tests/durations.txt; xdist would order them by test count)
-	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile --no-loadscope-reorder || [ $$? -eq 5 ]
+	# worker per core, at most 4): the server and browser tests mostly wait on their servers.
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadfile || [ $$? -eq 5 ]
 
 lint: install
 	$(BIN)/ruff check .
