@@ -79,9 +79,9 @@ def _seconds_per_file() -> dict[str, float]:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest test files first. With ``--dist loadfile`` a file runs whole on one worker, in collection order:
-    in path order the longest files (the MRM server runs, the host faults) started last, and the suite then
-    waited minutes for one worker while the others were done. The sort is stable, so a file's tests keep their
-    order; files not measured yet go after the measured ones."""
+    """Longest test files first (stable: a file's tests keep their order; unmeasured files go last). xdist's
+    ``--dist loadfile`` keeps this order only with ``--no-loadscope-reorder``; by default it orders files by
+    their number of tests, and ``make test`` keeps that default: the one run with the longest files first
+    (issue 37 notes) put every heavy file on the 2 cores at once and was not faster."""
     costs = _seconds_per_file()
     items.sort(key=lambda item: -costs.get(item.nodeid.split("::")[0], 0.0))
