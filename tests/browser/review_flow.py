@@ -5,7 +5,9 @@ decisions it got to ``OUT_DIR/decisions.json`` (step -> stored decision) as each
 """
 
 import json
+import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,37 @@ from assay.models.mrm import (
 from assay.mrm.approvals import DecisionStore
 from assay.storage.artifacts import ArtifactStore
 from assay.storage.local import LocalObjectStore
+from tests.support.prefect_server import api
+
+
+class ReviewRun:
+    """The review flow's run as a browser test sees it through the API: each new pause, one per form."""
+
+    def __init__(self, api_url: str, process: subprocess.Popen, log: Path, wait_s: float = 90) -> None:
+        self.api_url, self.process, self.log, self.wait_s = api_url, process, log, wait_s
+        self.id = ""
+        self.seen: list[str] = []
+
+    def state(self) -> dict:
+        return api(self.api_url, f"/flow_runs/{self.id}")["state"]
+
+    def next_pause(self) -> int:
+        """Wait until the run pauses in a state not seen before (a new form); its number."""
+        deadline = time.monotonic() + self.wait_s
+        while time.monotonic() < deadline:
+            if not self.id:
+                mine = {"flows": {"name": {"any_": ["review-forms"]}}, "limit": 1}  # not the evaluations beside it
+                runs = api(self.api_url, "/flow_runs/filter", mine)
+                self.id = runs[0]["id"] if runs else ""
+            if self.id:
+                state = self.state()
+                if state["type"] == "PAUSED" and state["id"] not in self.seen:
+                    self.seen.append(state["id"])
+                    return len(self.seen)
+            assert self.process.poll() is None, f"the flow ended early:\n{self.log.read_text()[-3000:]}"
+            time.sleep(0.5)
+        raise AssertionError(f"no pause {len(self.seen) + 1} within {self.wait_s} s:\n{self.log.read_text()[-3000:]}")
+
 
 HOSTILE = "<script>alert(1)</script> [click](javascript:alert(1)) | # not a heading"
 

@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import pytest
 
 from assay.testing.processes import stop_group
+from tests.browser.review_flow import ReviewRun
 from tests.support.browser import (
     choose_option,
     chromium_page,
@@ -28,46 +28,10 @@ from tests.support.browser import (
     resume_as,
     skip_without_chromium,
 )
-from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.prefect_server import api, running_prefect_server, server_environment
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _api(api_url: str, path: str, body: dict | None = None) -> Any:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{api_url}{path}", data=data, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        return json.load(response)
-
-
-class PausedRun:
-    """The flow run under test, seen through the API: waits for each new pause and for the end."""
-
-    def __init__(self, api_url: str, process: subprocess.Popen, log: Path) -> None:
-        self.api_url, self.process, self.log = api_url, process, log
-        self.id = ""
-        self.last_state = ""
-
-    def state(self) -> dict:
-        return _api(self.api_url, f"/flow_runs/{self.id}")["state"]
-
-    def next_pause(self, timeout: float = 90) -> None:
-        """Wait until the run is paused in a state not seen before (a new form)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if not self.id:
-                mine = {"flows": {"name": {"any_": ["review-forms"]}}, "limit": 1}  # not the evaluations beside it
-                runs = _api(self.api_url, "/flow_runs/filter", mine)
-                self.id = runs[0]["id"] if runs else ""
-            if self.id:
-                state = self.state()
-                if state["type"] == "PAUSED" and state["id"] != self.last_state:
-                    self.last_state = state["id"]
-                    return
-            assert self.process.poll() is None, f"the flow ended early:\n{self.log.read_text()[-3000:]}"
-            time.sleep(0.5)
-        raise AssertionError(f"no new pause within {timeout} s:\n{self.log.read_text()[-3000:]}")
 
 
 # Evaluations run one after another on the same server while the person answers the forms: their task runs,
@@ -83,7 +47,7 @@ for n in itertools.count():
 
 
 @pytest.fixture(scope="module")
-def review_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, PausedRun, Path]]:
+def review_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ReviewRun, Path]]:
     skip_without_chromium()
     home = tmp_path_factory.mktemp("prefect")
     out = tmp_path_factory.mktemp("review")
@@ -100,7 +64,7 @@ def review_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, 
                 cwd=REPO, env=env, stdout=evaluations_log, stderr=subprocess.STDOUT, start_new_session=True,
             )  # fmt: skip
             try:
-                yield api_url, PausedRun(api_url, process, log), out
+                yield api_url, ReviewRun(api_url, process, log), out
             finally:
                 stop_group(load)
                 if process.poll() is None:
@@ -117,7 +81,7 @@ def _visible(browser: Any, dialog: Any, text: str) -> None:
     assert box is not None and box["width"] > 0 and box["height"] > 0, f"{text!r} is not visible: {box}"
 
 
-def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path]) -> None:
+def test_review_forms_in_the_prefect_ui(review_run: tuple[str, ReviewRun, Path]) -> None:
     from playwright.sync_api import expect
 
     api_url, run, out = review_run
@@ -217,7 +181,7 @@ def test_review_forms_in_the_prefect_ui(review_run: tuple[str, PausedRun, Path])
 
         run.process.wait(timeout=60)
         assert run.process.returncode == 0, run.log.read_text()[-3000:]
-        evaluations = _api(api_url, "/flow_runs/filter", {"flows": {"name": {"any_": ["evaluate"]}}})
+        evaluations = api(api_url, "/flow_runs/filter", {"flows": {"name": {"any_": ["evaluate"]}}})
         problems = (out / "evaluations.log").read_text(errors="replace")
         assert evaluations and "Traceback" not in problems, f"no evaluation ran beside the review:\n{problems[-2000:]}"
         assert {run["state"]["type"] for run in evaluations} <= {"RUNNING", "COMPLETED", "PENDING"}

@@ -24,13 +24,13 @@ import json
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from assay.flows.review_forms import ACCEPT, BULK_TITLE, MEANINGFUL, NEXT_GROUP, REVIEW
 
+from tests.browser.review_flow import ReviewRun
 from tests.browser.v1_forms import (
     CALIBRATION,
     CASES,
@@ -54,47 +54,18 @@ from tests.support.browser import (
     v1_select_value,
     v1_submit_as,
 )
-from tests.support.prefect_server import api, running_prefect_server, server_environment
+from tests.support.prefect_server import running_prefect_server, server_environment
 
 pytestmark = pytest.mark.timeout(300)
 REPO = Path(__file__).resolve().parents[2]
 TEST = "test_review_forms_in_prefects_v1_ui"
 REVIEWER = "Grace Hopper"
 CLUSTER_NAME = "Refund timing questions"
-WAIT_S = 90
 # the review flow's calibration answers: "<evaluator>/<metric>/sample-rag/<case>", by the marker's metric
 METRIC_ITEM = {
     "groundedness": "groundedness/groundedness",
     "similarity (answer_similarity)": "answer_similarity/similarity",
 }
-
-
-class ReviewRun:
-    """The review flow's run, seen through the API: each new pause, one per form."""
-
-    def __init__(self, api_url: str, process: subprocess.Popen, log: Path) -> None:
-        self.api_url, self.process, self.log = api_url, process, log
-        self.id = ""
-        self.seen: list[str] = []
-
-    def state(self) -> dict:
-        return api(self.api_url, f"/flow_runs/{self.id}")["state"]
-
-    def next_pause(self) -> int:
-        """Wait until the run pauses in a state not seen before (a new form); its number."""
-        deadline = time.monotonic() + WAIT_S
-        while time.monotonic() < deadline:
-            if not self.id:
-                runs = api(self.api_url, "/flow_runs/filter", {"flows": {"name": {"any_": ["review-forms"]}}})
-                self.id = runs[0]["id"] if runs else ""
-            if self.id:
-                state = self.state()
-                if state["type"] == "PAUSED" and state["id"] not in self.seen:
-                    self.seen.append(state["id"])
-                    return len(self.seen)
-            assert self.process.poll() is None, f"the flow ended early:\n{self.log.read_text()[-3000:]}"
-            time.sleep(0.5)
-        raise AssertionError(f"no pause {len(self.seen) + 1} within {WAIT_S} s:\n{self.log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="module")
