@@ -1,8 +1,10 @@
 """Building a test lab from a suite and hosts, resumable after a crash.
 
-Answers are checkpointed to the object store shard by shard (``runs/<run_id>/lab/<model>/``). A rerun with
-the same run id reads the checkpoints, keeps every answered case and asks the host only for the rest, so
-a crash never costs more than the shard in flight. Cases that failed are asked again on a rerun.
+All pending cases of a host are asked in one stream (its policy's concurrency), and their rows are checkpointed
+to the object store (``runs/<run_id>/lab/<model>/``) as they finish, a shard per ``shard_size`` rows: a slow or
+timed-out call holds only its own slot, never a whole shard of other calls. A rerun with the same run id reads
+the checkpoints, keeps every answered case and asks the host only for the rest, so a crash never costs more
+than the calls in flight and the rows not yet written. Cases that failed are asked again on a rerun.
 
 With a ``Signer`` each shard carries an HMAC of its rows, run and model: whoever can write the store cannot
 slip edited answers into a resumed run, because a shard that fails its check is rejected (logged and
@@ -100,14 +102,26 @@ async def _answer_all(
     done = load_checkpoint(store, run_id, host_config.key, signer).rows if store else {}
     pending = [(test_key, case) for test_key, case in cases if not (case.key in done and done[case.key].answered)]
     host = create_host(host_config, embedder)
-    for start in range(0, len(pending), shard_size):
-        shard = pending[start : start + shard_size]
-        rows = await resolve(host, shard, policy, documents)
+    finished: list[TestLabRow] = []
+
+    def checkpoint() -> None:
+        rows = finished.copy()
+        finished.clear()
         if store is not None:
             _save_shard(store, run_id, host_config.key, rows, signer)
-        done.update((row.test_case.key, row) for row in rows)
         if on_shard is not None:
             on_shard(host_config.key, len(rows))
+
+    def keep(row: TestLabRow) -> None:
+        done[row.test_case.key] = row
+        finished.append(row)
+        if len(finished) >= shard_size:
+            checkpoint()
+
+    if pending:
+        await resolve(host, pending, policy, documents, on_row=keep)
+    if finished:
+        checkpoint()
     return done
 
 
@@ -118,8 +132,7 @@ SMALLEST_SHARD = 8
 def shard_size_for(cases: int) -> int:
     """Cases per answer shard (a checkpoint, and a progress report): at most ``SHARD_CASES``, and small enough
     that a suite's answers come in about ``REPORTS`` (20) shards (so a progress bar fed per shard moves every
-    ~5%), but never under ``SMALLEST_SHARD``: a shard is also what runs concurrently (the default policy keeps
-    4 calls in flight) and what is written as one checkpoint."""
+    ~5%), but never under ``SMALLEST_SHARD``, so a large number of tiny checkpoint objects is never written."""
     return min(SHARD_CASES, max(SMALLEST_SHARD, math.ceil(cases / REPORTS)))
 
 

@@ -209,10 +209,13 @@ async def resolve(
     cases: Sequence[tuple[str, TestCase]],
     policy: CallPolicy | None = None,
     documents: Mapping[str, Sequence[str]] | None = None,
+    on_row: Callable[[TestLabRow], None] | None = None,
 ) -> list[TestLabRow]:
     """Answer every (test key, case) pair; a row per case, in input order, failures recorded on the row.
 
-    ``documents`` maps a test key to its ``Test.documents``, for hosts that build a collection per test."""
+    ``documents`` maps a test key to its ``Test.documents``, for hosts that build a collection per test.
+    ``on_row`` is called with each row (secrets redacted) as soon as its case is done, in the order they finish,
+    so a caller can checkpoint while slow calls are still in flight."""
     policy = host.policy = (policy or CallPolicy()).under(host.config.calls)
     model_key = host.config.key
     host.case_tests = {case.key: test_key for test_key, case in cases}
@@ -221,7 +224,7 @@ async def resolve(
         await host.prepare([case for _, case in cases])
     except Exception as error:
         reason = describe_error(f"host preparation failed: {type(error).__name__}: {error}")
-        return [
+        failed = [
             _redacted(
                 TestLabRow(
                     test_case=case,
@@ -234,11 +237,20 @@ async def resolve(
             )
             for test_key, case in cases
         ]
+        for row in failed if on_row is not None else ():
+            on_row(row)
+        return failed
     semaphore = asyncio.Semaphore(policy.concurrency)
     breaker = host.circuit_breaker(policy)
     limits = host.rate_limits(policy)
 
     async def one(test_key: str, case: TestCase) -> TestLabRow:
+        row = _redacted(await _row(test_key, case))
+        if on_row is not None:
+            on_row(row)
+        return row
+
+    async def _row(test_key: str, case: TestCase) -> TestLabRow:
         async with semaphore:
             estimate = count_tokens(host.sent_text(case)) if limits.counts_tokens else 0
             try:
@@ -298,7 +310,7 @@ async def resolve(
         with contextlib.suppress(Exception):  # the answers are in; a failing clean-up must not lose them
             await host.close()
         host.release_threads()
-    return [_redacted(row) for row in rows]
+    return rows
 
 
 def answered_row(

@@ -19,6 +19,7 @@ the path and the top-level keys received); 401/403 ``auth``; 404 ``not_found``; 
 429 and 5xx raise ``RetryableHttpError`` and time-outs ``TimeoutError``, so ``resolve`` retries them.
 """
 
+import asyncio
 import json
 import os
 import re
@@ -174,17 +175,31 @@ class HttpRag(Host):
 
     # -- call --------------------------------------------------------------------------------------------
 
+    def _client(self) -> httpx.AsyncClient:
+        """One client per event loop (a lab's ``resolve``), whose connection pool every call reuses: a client
+        per call cost a TLS context and a new connection per case."""
+        loop = asyncio.get_running_loop()
+        cached = getattr(self, "_cached_client", None)
+        if cached is None or cached[0] is not loop:
+            cached = self._cached_client = (loop, guarded_async_client(timeout=self.settings.timeout_s))
+        return cached[1]
+
+    async def close(self) -> None:
+        cached, self._cached_client = getattr(self, "_cached_client", None), None
+        if cached is not None and cached[0] is asyncio.get_running_loop():
+            await cached[1].aclose()
+
     async def answer(self, case: TestCase) -> HostAnswer:
         body = self.render_body(case)
         headers = self._headers()
         method = self.settings.method
         try:
-            async with guarded_async_client(timeout=self.settings.timeout_s) as client:
-                if method == "GET":
-                    params = {key: _text(value) for key, value in body.items()} if isinstance(body, dict) else None
-                    response = await client.request(method, self.config.url, headers=headers, params=params)
-                else:
-                    response = await client.request(method, self.config.url, headers=headers, json=body)
+            client = self._client()
+            if method == "GET":
+                params = {key: _text(value) for key, value in body.items()} if isinstance(body, dict) else None
+                response = await client.request(method, self.config.url, headers=headers, params=params)
+            else:
+                response = await client.request(method, self.config.url, headers=headers, json=body)
         except httpx.TimeoutException as error:
             raise TimeoutError(f"{self.config.url}: no reply within {self.settings.timeout_s}s") from error
         except httpx.TransportError as error:

@@ -81,7 +81,7 @@ class OpenAICompatible(Host):
         cached = getattr(self, "_cached_client", None)
         if cached is not None and cached[0] is loop and cached[1].api_key == key:
             return cached[1]
-        # One client per event loop (resolve runs one loop per shard): its connection pool is reused by every
+        # One client per event loop (a lab's resolve runs in one loop): its connection pool is reused by every
         # call, instead of a new connection (and TLS handshake) per case.
         client = openai.AsyncOpenAI(
             base_url=url, api_key=key, max_retries=0, http_client=guarded_async_client(timeout=OPENAI_TIMEOUT)
