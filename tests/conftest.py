@@ -85,3 +85,28 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     (issue 37 notes) put every heavy file on the 2 cores at once and was not faster."""
     costs = _seconds_per_file()
     items.sort(key=lambda item: -costs.get(item.nodeid.split("::")[0], 0.0))
+
+
+_CPU_LOG = os.environ.get("ASSAY_TEST_CPU_LOG")
+"""Where to append each test's CPU seconds (this worker and the processes it waited for) and wall seconds: on a
+2-core machine the suite is bound by CPU, so wall times measured under load say little about what to cut."""
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    if not _CPU_LOG:
+        yield
+        return
+    import time
+
+    cpu, wall = _cpu_seconds(), time.monotonic()
+    yield
+    with open(_CPU_LOG, "a", encoding="utf-8") as log:
+        log.write(f"{_cpu_seconds() - cpu:.2f} {time.monotonic() - wall:.2f} {item.nodeid}\n")
