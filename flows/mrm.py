@@ -18,6 +18,7 @@ from assay.models.workflow import (
     RUN_DEFAULTS,
     CalibrationParameters,
     MrmParameters,
+    ReviewParameters,
     RobustnessParameters,
     TestGenerationParameters,
     TestValidationParameters,
@@ -42,6 +43,7 @@ def mrm_workflow(
     test_validation: TestValidationParameters = TestValidationParameters(),  # noqa: B008
     calibration: CalibrationParameters = CalibrationParameters(),  # noqa: B008
     robustness: RobustnessParameters = RobustnessParameters(),  # noqa: B008
+    review: ReviewParameters = ReviewParameters(),  # noqa: B008
     run_id: str | None = None,
 ) -> dict[str, Any]:
     """Validate a RAG system end to end: topics -> tests -> validation -> evaluation -> calibration ->
@@ -57,7 +59,7 @@ def mrm_workflow(
         corpus=corpus, hosts=hosts, evaluators=evaluators, out=out, name=name, seed=seed, interactive=interactive,
         approvals=approvals, run_id=run_id, parameters=MrmParameters(topic_modeling=topic_modeling,
         test_generation=test_generation, test_validation=test_validation, calibration=calibration,
-        robustness=robustness),
+        robustness=robustness, review=review),
     )  # fmt: skip
     chunks, topic_model, topics_decision = step.topic_modeling(run, corpus, topic_modeling, seed)
     suite = step.test_generation(run, topic_model, chunks, topics_decision, test_generation, seed)

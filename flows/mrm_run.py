@@ -97,6 +97,8 @@ class WorkflowRun:
             fingerprints=fingerprints,
         )
         record, out_dir = opened.record, opened.out_dir
+        for note in parameters.deprecation_notes:
+            print(f"run {record.run_id}: {note}")
         print(
             f"run {record.run_id}: corpus {corpus_folder} ({fingerprints['corpus'][:12]}), "
             f"{len(configs)} host(s), export to {out_dir}"
@@ -105,7 +107,7 @@ class WorkflowRun:
             store=DecisionStore(ArtifactStore(store, signer=open_signer(settings)), record.run_id),
             interactive=interactive,
             approvals=approvals_file,
-            page_size=parameters.calibration.page_size,
+            page_size=parameters.review.page_size,
         )
         return cls(opened=opened, prefix=f"mrm/{name}", review=review, hosts=configs)
 

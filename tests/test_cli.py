@@ -140,10 +140,41 @@ def test_mrm_step_parameters_from_a_file_and_options_and_bad_ones_named(tmp_path
     chosen = workflow_parameters(steps, per_topic=2, variations=["comma"])
     assert chosen.topic_modeling.overrides() == {"min_topic_size": 4}
     assert (chosen.test_generation.per_topic, chosen.robustness.variation_perturbators) == (2, ["comma"])
-    assert chosen.robustness.intensities == ["low"] and chosen.calibration.page_size == 25
+    assert chosen.robustness.intensities == ["low"] and chosen.review.page_size == 25
 
     steps.write_text('[test_generation]\nper_topic = 0\n[calibration]\npage_szie = 3\n')
     result = runner.invoke(app, ["mrm", "run", "--non-interactive", "--parameters", str(steps)])
     assert result.exit_code == 2
     assert str(steps) in result.output and "test_generation.per_topic" in result.output
     assert "calibration.page_szie" in result.output and "Traceback" not in result.output
+
+
+def test_the_old_page_size_name_is_read_as_review_page_size_with_a_note(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import typer
+
+    from assay.apps.cli import mrm as mrm_cli
+    from assay.apps.cli.inputs import workflow_parameters
+    from assay.models.workflow import CalibrationParameters, MrmParameters
+
+    steps = tmp_path / "steps.toml"
+    steps.write_text("[calibration]\npage_size = 4\n")
+    chosen = workflow_parameters(steps)
+    assert chosen.review.page_size == 4
+    assert chosen.model_dump()["calibration"] == {"per_metric": 20, "answers_per_form": 8}
+    assert len(chosen.deprecation_notes) == 1 and "read as review.page_size = 4" in chosen.deprecation_notes[0]
+    flow_given = MrmParameters(calibration=CalibrationParameters(page_size=5))  # how the flow builds them
+    assert flow_given.review.page_size == 5 and len(flow_given.deprecation_notes) == 1
+    assert MrmParameters().deprecation_notes == []
+
+    steps.write_text("[calibration]\npage_size = 4\n[review]\npage_size = 7\n")  # the new name wins
+    sent: dict = {}
+
+    def started(**parameters: object) -> None:
+        sent.update(parameters)
+        raise typer.Exit(3)
+
+    monkeypatch.setattr(mrm_cli, "run_workflow", started)
+    result = runner.invoke(app, ["mrm", "run", "--non-interactive", "--parameters", str(steps)])
+    assert result.exit_code == 3, result.output
+    assert "calibration.page_size is deprecated" in result.output and "review.page_size = 7" in result.output
+    assert sent["review"] == {"page_size": 7} and "page_size" not in sent["calibration"]

@@ -11,7 +11,7 @@ from assay.flows.review_forms import StepReview, calibration_review, case_review
 
 from assay.generation import generate_suite
 from assay.models import workflow  # the module, not its Test* classes: pytest would try to collect them
-from assay.models.workflow import MIN_LABELS, CalibrationParameters
+from assay.models.workflow import MIN_LABELS, CalibrationParameters, ReviewParameters
 from assay.mrm.calibration import fit_thresholds, sample_for_review
 from assay.mrm.validation import validate_suite
 
@@ -30,11 +30,11 @@ def _step_default(model: type, name: str) -> object:
         (generate_suite, "per_topic", workflow.TestGenerationParameters, "per_topic"),
         (validate_suite, "outlier_z", workflow.TestValidationParameters, "outlier_z"),
         (sample_for_review, "per_metric", CalibrationParameters, "per_metric"),
-        (topic_review, "per_form", CalibrationParameters, "page_size"),
-        (case_review, "per_form", CalibrationParameters, "page_size"),
-        (cluster_review, "per_form", CalibrationParameters, "page_size"),
-        (StepReview, "per_form", CalibrationParameters, "page_size"),
-        (ReviewContext, "page_size", CalibrationParameters, "page_size"),
+        (topic_review, "per_form", ReviewParameters, "page_size"),
+        (case_review, "per_form", ReviewParameters, "page_size"),
+        (cluster_review, "per_form", ReviewParameters, "page_size"),
+        (StepReview, "per_form", ReviewParameters, "page_size"),
+        (ReviewContext, "page_size", ReviewParameters, "page_size"),
         (calibration_review, "per_form", CalibrationParameters, "answers_per_form"),
         (review_calibration, "per_form", CalibrationParameters, "answers_per_form"),
     ],

@@ -4,7 +4,8 @@ defaults. Pure data: the steps read them; the run fingerprint hashes them."""
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr, model_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from assay.models.base import DomainModel
 from assay.models.corpus import DEFAULT_CHUNK_WORDS
@@ -81,12 +82,12 @@ class CalibrationParameters(DomainModel):
         le=100,
         description="Answers sampled per primary metric, stratified around its threshold.",
     )
-    page_size: int = Field(
-        default=REVIEW_PAGE_SIZE,
+    page_size: SkipJsonSchema[int | None] = Field(
+        default=None,
         ge=1,
         le=50,
-        description="Items per review form (every reviewed step), the most informative first; the reviewer asks "
-        "for more instead of paging through everything.",
+        exclude=True,
+        description="Deprecated: the old name of ``review.page_size``, still read (and moved there) with a note.",
     )
     answers_per_form: int = Field(
         default=CALIBRATION_ANSWERS_PER_FORM,
@@ -95,6 +96,24 @@ class CalibrationParameters(DomainModel):
         description="Answers per calibration form, all of one metric (nearest its threshold first): at least the "
         f"label floor of {MIN_LABELS} lets one form calibrate a metric.",
     )
+
+
+class ReviewParameters(DomainModel):
+    """Every reviewed step (1 topics, 3 cases, 5 calibration, 6 cluster names): how its forms page."""
+
+    page_size: int = Field(
+        default=REVIEW_PAGE_SIZE,
+        ge=1,
+        le=50,
+        description="Items per review form, the most informative first; the reviewer asks for more instead of "
+        "paging through everything.",
+    )
+
+
+OLD_PAGE_SIZE_NOTE = (
+    "calibration.page_size is deprecated (it sets the forms of every reviewed step): it was read as "
+    "review.page_size = {value}; write review.page_size instead"
+)
 
 
 class RobustnessParameters(DomainModel):
@@ -117,6 +136,26 @@ class MrmParameters(DomainModel):
     test_validation: TestValidationParameters = Field(default_factory=TestValidationParameters)
     calibration: CalibrationParameters = Field(default_factory=CalibrationParameters)
     robustness: RobustnessParameters = Field(default_factory=RobustnessParameters)
+    review: ReviewParameters = Field(default_factory=ReviewParameters)
+
+    @model_validator(mode="after")
+    def _old_page_size(self) -> "MrmParameters":
+        """``calibration.page_size`` (before ``review`` existed) is moved to ``review.page_size``, unless that
+        is given too (then it wins); either way the old name is dropped and a note says so."""
+        old = self.calibration.page_size
+        if old is not None:  # each assignment validates the model again: the old field is cleared first
+            self.calibration = self.calibration.model_copy(update={"page_size": None})
+            if "page_size" not in self.review.model_fields_set:
+                self.review = ReviewParameters(page_size=old)
+            self._notes.append(OLD_PAGE_SIZE_NOTE.format(value=self.review.page_size))
+        return self
+
+    _notes: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def deprecation_notes(self) -> list[str]:
+        """What the given parameters used under an old name (shown to the user and in the run's log)."""
+        return list(self._notes)
 
 
 class RunDefaults(DomainModel):

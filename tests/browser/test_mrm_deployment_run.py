@@ -153,7 +153,7 @@ def test_mrm_run_form_starts_a_run_on_a_typed_corpus_in_v1(served: Served, tmp_p
         paused_after = time.monotonic() - started
         topics = open_review_form(browser, served.ui, flow_run_id, 1)
         assert topics.review == TOPICS and topics.offered == [REVIEW, ACCEPT], topics
-        assert 1 <= len(topics.titles) <= parameters["calibration"]["page_size"], topics.titles
+        assert 1 <= len(topics.titles) <= parameters["review"]["page_size"], topics.titles
         assert re.match(r"\d+ more topics are not shown: the proposals keep|Every one of the", topics.counts)
         topics.dialog.get_by_role("button", name="Close", exact=True).click()
         expect(topics.dialog).to_be_hidden()

@@ -73,7 +73,8 @@ def test_prefect_deploy_registers_every_deployment_with_typed_parameters(
     interactive = client.read_deployment_by_name("mrm-workflow/interactive")
     schema = interactive.parameter_openapi_schema
     assert {"chunk_words", "top_n_words", "umap_n_neighbors"} <= step_fields(schema, "topic_modeling")
-    assert {"per_metric", "page_size", "answers_per_form"} == step_fields(schema, "calibration")
+    assert {"per_metric", "answers_per_form"} == step_fields(schema, "calibration")  # page_size moved to review
+    assert {"page_size"} == step_fields(schema, "review")
     assert interactive.schedules == []
     assert cron_strings(client.read_deployment_by_name("revalidation/revalidation")) == ["0 6 * * 1"]
     production = client.read_deployment_by_name("production-revalidation/production-revalidation")

@@ -50,7 +50,8 @@ def start_flow(server: tuple[str, Path], assay_home: Path, **parameters: object)
     base = {
         "evaluators": ["text_matching", "answer_semantic_similarity"],
         "test_generation": {"per_topic": 1},
-        "calibration": {"page_size": 4, "answers_per_form": 4},
+        "calibration": {"answers_per_form": 4},
+        "review": {"page_size": 4},
         "robustness": {"variation_perturbators": ["comma"], "adversarial_perturbators": ["base64"]},
     }
     log = open(assay_home / "flow.log", "ab")  # noqa: SIM115 - the child owns it

@@ -90,6 +90,8 @@ def run(
             adversarial=adversarial,
             intensities=intensity,
         )
+        for note in steps.deprecation_notes:
+            console.print(f"[yellow]note:[/yellow] {parameters}: {note}", highlight=False, soft_wrap=True)
         started = time.perf_counter()
         summary = run_workflow(
             out=str(out) if out else None,
