@@ -14,6 +14,7 @@ import ast
 import inspect
 import itertools
 import json
+import re
 import textwrap
 import types
 import typing
@@ -53,6 +54,18 @@ def table(headers: list[str], rows: list[list[Any]]) -> str:
 def prose(text: str) -> str:
     """A docstring or description as a Markdown paragraph (angle brackets would read as HTML)."""
     return escaped(inspect.cleandoc(text)) + "\n"
+
+
+ARGS_SECTION = re.compile(r"^(?:Args|Arguments|Parameters|Params):[ \t]*$", re.MULTILINE)
+"""The heading of a Google-style docstring's parameter section, which griffe (and so Prefect) reads."""
+
+
+def summary(docstring: str) -> str:
+    """A flow's docstring up to its ``Args:`` section: the entries there are the parameter descriptions that
+    Prefect puts in the flow's parameter schema, so the page shows them in the parameter table instead."""
+    text = inspect.cleandoc(docstring)
+    heading = ARGS_SECTION.search(text)
+    return text[: heading.start()].rstrip() if heading else text
 
 
 def evaluators_page() -> str:
@@ -286,7 +299,7 @@ def flows_page() -> str:
     for flow in (mrm_workflow, evaluate_flow, revalidation_flow, production_revalidation_flow, approve_baseline_flow):
         schema = flow.parameters.model_dump(mode="json")
         out.append(f"\n## {flow.name}\n\n`{flow.fn.__module__}.{flow.fn.__name__}`. "
-                   f"{prose(flow.description or '')}\n")  # fmt: skip
+                   f"{prose(summary(flow.description or ''))}\n")  # fmt: skip
         required = set(schema.get("required") or [])
         out.append(table(["parameter", "type", "default", "description"], [
             [f"`{name}`" + (" (required)" if name in required else ""), _schema_type(prop),

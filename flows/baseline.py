@@ -25,9 +25,16 @@ REASON_HELP = "Required to approve this run (its verdict is in the first field);
 
 @flow(name="approve-baseline", log_prints=True, persist_result=False)
 def approve_baseline_flow(run_id: str | None = None, name: str = "revalidation", note: str = "") -> dict[str, Any]:
-    """``run_id``: a completed run of this store (``assay artifacts list`` shows runs); ``name``: the
-    re-validation it becomes the baseline of; ``note``: why (kept with the approval). The run pauses for the
-    approver's decision and name (and, for a run whose re-validation failed, the reason to approve it)."""
+    """Approve a completed run as the baseline a re-validation is compared with. The run pauses for the
+    approver's decision and name (and, for a run whose re-validation failed, the reason to approve it).
+
+    Args:
+        run_id: The completed run to approve: a run of this store, by its id (assay artifacts list shows runs).
+            Required: empty, an unknown run or one not completed fails the flow run before the pause.
+        name: The re-validation it becomes the baseline of: the name of its runs (revalidation,
+            production-revalidation...).
+        note: Why it is approved (kept with the approval); optional.
+    """
     run_id = (run_id or "").strip()
     if not run_id:
         raise ValueError("run_id: give the id of the completed run to approve (assay artifacts list shows runs)")

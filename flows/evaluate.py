@@ -42,20 +42,43 @@ def evaluate_flow(
 ) -> dict[str, Any]:
     """Evaluate a suite against hosts (``suite`` + ``hosts``) or a test lab's precomputed answers (``lab``).
 
-    ``judge`` is the LLM judge endpoint (``JudgeEndpoint``: no secret, only the key's variable name), else the
-    one in Assay's settings; ``judge_options`` sets repeats, the cascade and a budget (``JudgeRunOptions``).
-    ``out`` is the export folder (``{run_id}`` in it is replaced by the run id); by default each run gets its
-    own, ``<assay home>/exports/<run id>``, so two runs (a weekly re-validation) never mix their files.
-
-    ``shard_size`` 0 runs one task per evaluator over the whole lab. N > 0 asks the hosts and runs each
-    evaluator in shards of N test cases, all submitted at once, then merges them in order.
-
-    ``dask_address`` (a running scheduler, ``tcp://host:8786``) or ``dask_workers`` (a local cluster of N
-    worker processes; 0: no Dask) runs the shards on Dask; left empty, the settings ``ASSAY_DASK_ADDRESS`` /
-    ``ASSAY_DASK_WORKERS`` decide, and on Dask a ``shard_size`` of 0 means ``ASSAY_SHARD_SIZE``
-    (``flows.scale_out.choose_scale_out``; the log says what chose). The shards then run in the subflow
-    ``evaluate-shards`` with a Dask task runner made at run time (see :func:`evaluate_shards_flow`). Without
-    Dask, shards go to this flow's own task runner."""
+    Args:
+        out: The export folder; {run_id} in it is replaced by the run id. Empty: each run gets its own,
+            <assay home>/exports/<run id>, so two runs (a weekly re-validation) never mix their files.
+        suite: A test suite file to ask the hosts; give suite or lab, not both.
+        suite_format: The suite file's format: auto (detected from the content), assay, eval-studio-suite, mlflow,
+            mlflow-genai, ragas, deepeval or promptfoo.
+        lab: A test lab file with precomputed answers, evaluated as it is (no host is asked); give suite or lab,
+            not both.
+        lab_format: The lab file's format: auto (detected from the content), assay, eval-studio-testlab, mlflow,
+            mlflow-genai, ragas, deepeval or promptfoo.
+        hosts: With a suite, the hosts to ask: host types (sample-rag), host files (.json or .toml) or host
+            configurations as objects; empty: sample-rag. Not used with a lab.
+        evaluators: Evaluator ids to run, or all (every evaluator the lab has inputs for) or recommended (the
+            offline checks that mean something on any suite); empty: answer_semantic_similarity and
+            text_matching (offline, fast, and meaningful on any suite).
+        evaluator_parameters: Parameters per evaluator id, such as {"rouge": {"use_stemmer": true}} (assay
+            evaluators list --json shows each evaluator's); a parameter an evaluator does not take fails the run
+            before any host is asked.
+        name: The evaluation's name in the artifact store (evaluations/<name>/); empty: made from the suite's or
+            lab's name.
+        run_id: The id of an unfinished run to continue; empty: the unfinished run of the same inputs (suite or
+            lab content, hosts, evaluators and their parameters, judge) is continued if there is one, else a new
+            run starts.
+        judge: The LLM judge endpoint (JudgeEndpoint: base_url, model, api_key_env...; no secret, only the name of
+            the key's environment variable); empty: the one in Assay's settings (ASSAY_JUDGE__*), if any.
+        judge_options: How the run spends its judge (JudgeRunOptions): repeats, the cascade (cascade, band) and a
+            budget, such as {"repeats": 3}; empty: each case judged once, no cascade, no budget.
+        shard_size: 0 runs one task per evaluator over the whole lab. N > 0 asks the hosts and runs each evaluator
+            in shards of N test cases, all submitted at once, then merges them in order. Without Dask, shards go
+            to this flow's own task runner; on Dask, 0 means the setting ASSAY_SHARD_SIZE (250 by default).
+        dask_address: A running Dask scheduler to run the shards on (tcp://host:8786); give it or dask_workers,
+            not both. When both are empty, the settings ASSAY_DASK_ADDRESS / ASSAY_DASK_WORKERS of the process
+            running the flow decide (flows/scale_out.py, choose_scale_out; the log says what chose). On
+            Dask the shards run in the subflow evaluate-shards, with a Dask task runner made at run time.
+        dask_workers: Run the shards on a local Dask cluster of N worker processes; 0: no Dask; empty: see
+            dask_address.
+    """
     _check_arguments(suite, lab, shard_size, evaluator_parameters)
     scale_out = choose_scale_out(dask_address, dask_workers, shard_size)
     evaluator_ids, parameters, judge_config, options = _run_settings(

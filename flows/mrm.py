@@ -49,12 +49,36 @@ def mrm_workflow(
     """Validate a RAG system end to end: topics -> tests -> validation -> evaluation -> calibration ->
     failure clusters -> weaknesses -> robustness (variations, adversarial) -> compliance artifacts.
 
-    ``corpus``: folder of .md/.txt documents (default: the sample corpus); ``hosts``: host types or host
-    files (default: sample-rag); ``evaluators``: default ``recommended`` (offline checks that mean something
-    on any suite, chosen by what it has; ``all``: every evaluator the lab has inputs for);
-    ``out``: export folder (``{run_id}`` in it becomes the run id; default ``<assay home>/exports/<run id>``);
-    ``interactive``: pause for reviewers in the Prefect UI, else decide from ``approvals`` (a JSON file) and
-    the steps' policies."""
+    Args:
+        corpus: The folder of documents (.md, .txt and .pdf files, subfolders included) that the topics and
+            test questions come from; empty: the packaged sample corpus.
+        hosts: The systems under test: host types (sample-rag), host files (.json or .toml) or host
+            configurations as objects; empty: sample-rag, the packaged sample RAG over the sample corpus.
+        evaluators: The evaluators of step 4, which also score the perturbed answers of steps 8 and 9: evaluator
+            ids, or all (every evaluator the lab has inputs for); empty: recommended, the offline checks that
+            mean something on any suite, chosen by what it has (no reference n-gram or edit metric).
+        out: The export folder for the run's files; {run_id} in it becomes the run id; empty:
+            <assay home>/exports/<run id>.
+        name: The name of the workflow's artifacts in the store (mrm/<name>/<step>/); default mrm.
+        seed: The seed of every random choice of the run (topic modeling, test generation, the calibration
+            sample, failure clustering, perturbations).
+        interactive: Pause for reviewers in the Prefect UI after topic modeling, test validation, calibration and
+            failure clustering; off: decide from approvals and the steps' policies, without pausing.
+        approvals: A JSON file of reviewer decisions written in advance, used when interactive is off: one
+            entry per reviewed step (topic-modeling, test-validation, calibration, failure-clustering) and
+            optionally the reviewer's name (reviewer); a step it leaves out, or every step when it is empty, is
+            decided by the step's policy.
+        topic_modeling: Step 1 (topic modeling) parameters; a field left empty is searched in a grid sized to
+            the corpus.
+        test_generation: Step 2 (test generation) parameters: test cases per topic and the question generators.
+        test_validation: Step 3 (test validation) parameters: the NLI model and the outlier threshold.
+        calibration: Step 5 (calibration) parameters: the answers sampled for review per metric and per form.
+        robustness: Steps 8 and 9 (input variations, adversarial) parameters: perturbators and intensities.
+        review: How the forms of every reviewed step (1, 3, 5 and 6) page: items per form.
+        run_id: The id of an unfinished run to continue (its decisions and answers are reused); empty: the
+            unfinished run of the same inputs (corpus content, hosts, evaluators, step parameters, seed and
+            name) is continued if there is one, else a new run starts.
+    """
     run = WorkflowRun.open(
         corpus=corpus, hosts=hosts, evaluators=evaluators, out=out, name=name, seed=seed, interactive=interactive,
         approvals=approvals, run_id=run_id, parameters=MrmParameters(topic_modeling=topic_modeling,
