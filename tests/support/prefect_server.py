@@ -1,17 +1,21 @@
 """A real Prefect server for tests, as Assay runs it (``assay.apps.prefect_serve``) on a free 127.0.0.1 port."""
 
+import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +41,38 @@ def server_environment(home: Path, api_url: str) -> dict[str, str]:
     }
 
 
+TEMPLATES = Path(__file__).resolve().parents[2] / ".assay" / "cache" / "prefect-db"
+
+
+def migrated_database() -> Path:
+    """An empty Prefect database with every migration applied, made once per Prefect version (under a file
+    lock, so parallel test workers wait for the first) and copied into each test server's home: migrating a
+    fresh database costs about 10 s of CPU, more than half of a server start."""
+    target = TEMPLATES / f"prefect-{version('prefect')}.db"
+    if target.is_file():
+        return target
+    TEMPLATES.mkdir(parents=True, exist_ok=True)
+    with open(TEMPLATES / "lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not target.is_file():
+            with tempfile.TemporaryDirectory() as scratch:
+                env = {**os.environ, "PREFECT_HOME": scratch, "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
+                env.pop("PREFECT_API_DATABASE_CONNECTION_URL", None)
+                subprocess.run(
+                    [sys.executable, "-m", "prefect", "server", "database", "upgrade", "-y"],
+                    env=env, check=True, capture_output=True, timeout=STARTUP_TIMEOUT_S * 2,
+                )  # fmt: skip
+                os.replace(shutil.copy(Path(scratch) / "prefect.db", target.with_suffix(".part")), target)
+    return target
+
+
 @contextmanager
 def running_prefect_server(home: Path) -> Iterator[str]:
-    """Yield the API URL (``http://127.0.0.1:PORT/api``) of a fresh server with its own SQLite database."""
+    """Yield the API URL (``http://127.0.0.1:PORT/api``) of a fresh server with its own SQLite database (a copy
+    of the migrated template, unless ``home`` already holds one)."""
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "prefect.db").exists():
+        shutil.copy(migrated_database(), home / "prefect.db")
     port = _free_port()
     api_url = f"http://127.0.0.1:{port}/api"
     env = server_environment(home, api_url)
