@@ -144,3 +144,64 @@ def test_the_readme_stays_short_and_its_links_resolve() -> None:
     assert readme.startswith("# Assay\n\n```bash\nmake demo")
     links = re.findall(r"\]\(([^)#]+)\)", readme)
     assert links and [link for link in links if not (ROOT / link).is_file()] == []
+
+
+IMAGES = ROOT / "docs" / "images"
+SHOT_NAME = re.compile(r"""shot\((?:\w+,\s*)?f?"([^"]+)"|/ f?"([^"/]+)\.png"|_as\([^()]*,\s*f?"([^"]+)"\)""")
+"""The names a browser test gives its screenshots: ``shot(browser, f"...")``, ``browser.shot("...")``,
+``folder / "....png"`` and the last argument of ``resume_as``/``v1_submit_as``."""
+
+
+def image_links() -> list[tuple[Path, str]]:
+    """(page, image address) of every Markdown image in the README and the docs pages."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [(page, link) for page in pages for link in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", page.read_text())]
+
+
+def test_every_image_the_readme_and_the_pages_show_exists() -> None:
+    links = image_links()
+    assert {link.rsplit("/", 1)[-1] for _, link in links} >= {"review-form.png", "report.png"}
+    assert [(page.name, link) for page, link in links if not (page.parent / link).is_file()] == []
+    readme = [link for page, link in links if page.name == "README.md"]
+    assert len(readme) >= 2, readme
+
+
+def screenshot_names(test_file: Path) -> list[re.Pattern[str]]:
+    """The screenshot names a test file (and the tests/browser helpers it imports) writes, as patterns."""
+    text = test_file.read_text()
+    imported = re.findall(r"from tests\.browser\.(\w+) import", text)
+    files = [test_file, *(ROOT / "tests" / "browser" / f"{name}.py" for name in imported)]
+    names = [next(filter(None, found)) for path in files for found in SHOT_NAME.findall(path.read_text())]
+    # a placeholder stands for any text: f"{step}-artifact-{key}" names "2-artifact-revalidation-..."; a name
+    # that is only a placeholder (the helpers' own f"{name}.png") says nothing and is left out
+    return [re.compile(".+".join(re.escape(part) for part in re.split(r"\{[^}]*\}", name))) for name in names
+            if re.sub(r"\{[^}]*\}", "", name)]  # fmt: skip
+
+
+def test_every_committed_image_names_the_browser_test_that_took_it() -> None:
+    from PIL import Image
+
+    images = sorted(IMAGES.glob("*.png"))
+    assert len(images) >= 2
+    for path in images:
+        assert path.stat().st_size < 300_000, path.name
+        with Image.open(path) as image:
+            text, width = dict(image.text), image.width
+        assert width <= 1280, path.name
+        assert text.get("Taken-by") == "Playwright + Debian chromium in the browser tests", path.name
+        node, shot = text["Source"].split(": ", 1)
+        test_file, test_name = node.split("::")
+        folder, file = re.fullmatch(r"\.assay/test-screenshots/([^/]+)/([^/]+)\.png", shot).groups()
+        code = (ROOT / test_file).read_text()
+        assert f"def {test_name}(" in code, (path.name, node)
+        assert f'"{folder}"' in code or f"def {folder}(" in code, (path.name, folder)  # chromium_page(folder)
+        assert any(pattern.fullmatch(file) for pattern in screenshot_names(ROOT / test_file)), (path.name, file)
+
+
+def test_the_screenshot_script_names_the_test_to_run_when_a_screenshot_is_missing(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, ROOT / "docs" / "screenshots.py", "--from", tmp_path / "none",
+                           "--out", tmp_path / "images"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "is missing: run the browser test that takes it" in done.stderr
+    assert "pytest tests/browser/test_committee_report_browser.py::test_the_executive_summary" in done.stderr
+    assert not (tmp_path / "images").exists()
