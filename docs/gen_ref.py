@@ -197,6 +197,9 @@ def type_name(annotation: Any) -> str:
         return annotation.__name__
     origin = typing.get_origin(annotation)
     arguments = typing.get_args(annotation)
+    if origin is typing.Annotated:  # e.g. a registered plugin id: the type is what the metadata describes
+        choices = [item for item in annotation.__metadata__ if hasattr(item, "choices")]
+        return f"{type_name(arguments[0])} (a registered id)" if choices else type_name(arguments[0])
     if origin is typing.Literal:
         return " | ".join(json.dumps(argument) for argument in arguments)
     if origin in (typing.Union, types.UnionType):
@@ -321,6 +324,8 @@ def _schema_type(prop: dict[str, Any]) -> str:
     if "$ref" in prop:
         return prop["$ref"].rsplit("/", 1)[-1]
     if "enum" in prop:
+        if len(prop["enum"]) > 8:  # the registered ids of a plugin kind: the catalogue pages list them
+            return f"{prop.get('type', 'any')} (one of {len(prop['enum'])} choices)"
         return " | ".join(json.dumps(value) for value in prop["enum"])
     if prop.get("type") == "array" and isinstance(prop.get("items"), dict):
         return f"list[{_schema_type(prop['items'])}]"

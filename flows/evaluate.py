@@ -19,6 +19,7 @@ from assay.hosts import files as host_files
 from assay.models import ModelHost, TestLab, TestSuite
 from assay.models.evaluation import DEFAULT_EVALUATORS, EvaluationResult
 from assay.models.judges import JudgeEndpoint, JudgeRunOptions
+from assay.models.plugins import EvaluatorSelection
 from assay.storage.runs import fingerprint
 
 
@@ -30,7 +31,7 @@ def evaluate_flow(
     lab: str | None = None,
     lab_format: str = "auto",
     hosts: list[str | dict[str, Any]] | None = None,
-    evaluators: list[str] | None = None,
+    evaluators: list[EvaluatorSelection] | None = None,
     evaluator_parameters: dict[str, dict[str, Any]] | None = None,
     name: str | None = None,
     run_id: str | None = None,
@@ -148,7 +149,7 @@ def evaluate_shards_flow(
     lab: str | None = None,
     lab_format: str = "auto",
     hosts: list[str | dict[str, Any]] | None = None,
-    evaluators: list[str] | None = None,
+    evaluators: list[EvaluatorSelection] | None = None,
     evaluator_parameters: dict[str, dict[str, Any]] | None = None,
     judge: dict[str, Any] | None = None,
     judge_options: dict[str, Any] | None = None,

@@ -14,6 +14,7 @@ from assay.flows.mrm_run import WorkflowRun
 from assay.flows.mrm_steps import MIN_LABELS
 from prefect import flow
 
+from assay.models.plugins import EvaluatorSelection
 from assay.models.workflow import (
     RUN_DEFAULTS,
     CalibrationParameters,
@@ -32,7 +33,7 @@ __all__ = ["MIN_LABELS", "mrm_workflow"]
 def mrm_workflow(
     corpus: str | None = None,
     hosts: list[str | dict[str, Any]] | None = None,
-    evaluators: list[str] | None = None,
+    evaluators: list[EvaluatorSelection] | None = None,
     out: str | None = None,
     name: str = RUN_DEFAULTS.mrm_name,
     seed: int = RUN_DEFAULTS.seed,

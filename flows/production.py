@@ -13,6 +13,7 @@ from assay.tasks.traces import import_production_traces
 from prefect import flow
 
 from assay.models.gates import FailedRequestsShare, FailOn
+from assay.models.plugins import EvaluatorId
 from assay.models.workflow import RUN_DEFAULTS
 
 
@@ -25,7 +26,7 @@ def production_revalidation_flow(
     seed: int = RUN_DEFAULTS.seed,
     stratify_by: Literal["route", "model", "service", "none"] = "route",
     mask_pii: bool = True,
-    evaluators: list[str] | None = None,
+    evaluators: list[EvaluatorId] | None = None,
     name: str = "production-revalidation",
     out: str | None = None,
     baseline: str | None = None,

@@ -10,6 +10,7 @@ from prefect import flow
 
 from assay.models.evaluation import DEFAULT_EVALUATORS
 from assay.models.gates import FailedRequestsShare, FailOn
+from assay.models.plugins import EvaluatorId
 
 
 class RevalidationFailed(RuntimeError):
@@ -24,7 +25,7 @@ class RevalidationNotComparable(RevalidationFailed):
 def revalidation_flow(
     suite: str,
     hosts: list[str | dict[str, Any]] | None = None,
-    evaluators: list[str] | None = None,
+    evaluators: list[EvaluatorId] | None = None,
     name: str = "revalidation",
     out: str | None = None,
     baseline: str | None = None,

@@ -216,6 +216,45 @@ def test_the_plugins_pass_the_conformance_suite(scratch: Path) -> None:
     assert "12 passed" in done.stdout
 
 
+RUN_FORM_CHOICES = """
+import json
+from prefect.utilities.callables import parameter_schema
+from assay.flows.evaluate import evaluate_flow
+from assay.flows.mrm import mrm_workflow
+
+def items(field):
+    return next(option for option in field.get("anyOf", [field]) if option.get("type") == "array")["items"]
+
+found = {}
+for flow in (mrm_workflow, evaluate_flow):
+    schema = parameter_schema(flow.fn).model_dump(mode="json")
+    found[flow.name] = {"evaluators": items(schema["properties"]["evaluators"])}
+robustness = parameter_schema(mrm_workflow.fn).model_dump(mode="json")["definitions"]["RobustnessParameters"]
+for name in ("variation_perturbators", "adversarial_perturbators"):
+    found[name] = items(robustness["properties"][name])
+print(json.dumps(found))
+"""
+"""The items of the evaluator and perturbator lists in the Run forms of the MRM and evaluate flows, as
+``prefect deploy`` and ``python -m assay.deployments.serve`` register them (``parameter_schema``)."""
+
+
+def test_the_run_form_offers_the_plugin_ids_and_not_the_broken_ones(scratch: Path) -> None:
+    done = subprocess.run([str(scratch), "-c", RUN_FORM_CHOICES], capture_output=True, text=True, env=ENVIRONMENT,
+                          timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    lists = [found["mrm-workflow"]["evaluators"], found["evaluate"]["evaluators"],
+             found["variation_perturbators"], found["adversarial_perturbators"]]  # fmt: skip
+    assert all(field["type"] == "string" for field in lists)  # an array of strings with an enum: a multi-select
+    for evaluators in lists[:2]:
+        offered = evaluators["enum"]
+        assert "mentions_question_terms" in offered and {"all", "recommended", "bleu"} <= set(offered)
+        assert offered.count("bleu") == 1 and not {"ghost", "no_primary"} & set(offered)
+    for perturbators in lists[2:]:
+        assert "uppercase_words" in perturbators["enum"] and "comma" in perturbators["enum"]
+        assert "shrinking" not in perturbators["enum"]
+
+
 def test_the_plugin_perturbator_perturbs_a_suite_through_the_cli(scratch: Path, tmp_path: Path) -> None:
     suite = TestSuite(name="s", tests=[Test(key="t", test_cases=[TestCase(key="fee", prompt=QUESTION)])])
     (tmp_path / "suite.json").write_text(suite.model_dump_json(), encoding="utf-8")

@@ -10,6 +10,7 @@ from pydantic.json_schema import SkipJsonSchema
 from assay.models.base import DomainModel
 from assay.models.corpus import DEFAULT_CHUNK_WORDS
 from assay.models.evaluation import DEFAULT_EVALUATORS
+from assay.models.plugins import PerturbatorId
 
 Intensity = Literal["low", "medium", "high"]
 
@@ -119,10 +120,10 @@ OLD_PAGE_SIZE_NOTE = (
 class RobustnessParameters(DomainModel):
     """Steps 8 and 9."""
 
-    variation_perturbators: list[str] = Field(
+    variation_perturbators: list[PerturbatorId] = Field(
         default_factory=lambda: list(DEFAULT_VARIATIONS), description="Perturbators of step 8 (input variations)."
     )
-    adversarial_perturbators: list[str] = Field(
+    adversarial_perturbators: list[PerturbatorId] = Field(
         default_factory=list, description="Perturbators of step 9; empty: every adversarial perturbator."
     )
     intensities: list[Intensity] = Field(default_factory=lambda: ["medium"], description="Perturbation intensities.")
