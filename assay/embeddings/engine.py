@@ -17,6 +17,7 @@ import numpy as np
 
 from assay.embeddings.backends import BACKENDS, Encoder, encoder_loader, load_torch_encoder
 from assay.embeddings.cache import CACHE_FILE_NAME, EmbeddingCache, text_key
+from assay.embeddings.seed import seed_vectors
 
 PACKAGED_MODEL = "all-MiniLM-L6-v2"
 
@@ -113,6 +114,9 @@ class EmbeddingEngine:
         missing = [key for key in distinct if key not in self._memo]
         if missing and self.cache is not None:
             self._memo.update(self.cache.get_many(missing))
+            missing = [key for key in missing if key not in self._memo]
+        if missing and (shipped := seed_vectors(self.model_id)):  # the sample corpus, computed once and shipped
+            self._memo.update((key, shipped[key]) for key in missing if key in shipped)
             missing = [key for key in missing if key not in self._memo]
         if not missing:
             return
