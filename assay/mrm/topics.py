@@ -103,11 +103,14 @@ def model_topics(
     neighbours = cosine_neighbours(embeddings)
     stop_words = _stop_words(texts)
     records: list[dict[str, Any]] = []
+    reductions: dict[tuple[Any, ...], _SharedReduction] = {}
     best: tuple[float, dict[str, Any], Any, np.ndarray] | None = None
     share = (1.0 - EMBEDDING_SHARE) / len(configs)
     for done, config in enumerate(configs, start=1):
         config_progress = part(progress, EMBEDDING_SHARE + share * (done - 1), EMBEDDING_SHARE + share * done)
-        fitted, labels, reduced = _fit(config, chunks, embeddings, neighbours, stop_words, seed, config_progress)
+        fitted, labels, reduced = _fit(
+            config, chunks, embeddings, neighbours, stop_words, seed, config_progress, reductions
+        )
         kept = labels != -1
         n_topics = len(set(labels[kept].tolist()))
         silhouette = None
@@ -180,12 +183,20 @@ def _fit(
     stop_words: tuple[list[str], set[str]],
     seed: int,
     progress: Progress | None = None,
+    reductions: dict[tuple[Any, ...], "_SharedReduction"] | None = None,
 ) -> tuple[Any, np.ndarray, np.ndarray]:
+    """One configuration's BERTopic fit: its labels and the reduced embeddings they were clustered in.
+    ``reductions`` (kept by the caller over a grid) lets configurations with the same UMAP settings share one
+    UMAP fit."""
     from bertopic import BERTopic
     from sklearn.feature_extraction.text import CountVectorizer
 
     n = len(chunks)
-    umap = umap_reducer(config, n, neighbours, seed)
+    setting = tuple(config[name] for name in UMAP_SETTINGS)
+    reductions = {} if reductions is None else reductions
+    if setting not in reductions:
+        reductions[setting] = _SharedReduction(umap_reducer(config, n, neighbours, seed))
+    umap = reductions[setting]
     model = BERTopic(
         embedding_model=None,
         umap_model=umap,
@@ -197,6 +208,36 @@ def _fit(
         warnings.simplefilter("ignore")  # UMAP's notes on n_jobs under a seed and on the precomputed neighbours
         labels, _ = model.fit_transform([chunk.text for chunk in chunks], embeddings=embeddings)
     return model, np.asarray(labels), np.asarray(umap.embedding_)
+
+
+UMAP_SETTINGS = ("umap_n_neighbors", "umap_n_components", "umap_min_dist")
+"""What a configuration's UMAP depends on besides the chunks and the seed (``umap_reducer``)."""
+
+
+class _SharedReduction:
+    """A UMAP fitted once and handed to every configuration of a grid search with the same UMAP settings: the
+    default grid has 8 configurations but only 2 UMAP settings, and UMAP is most of a fit's time. Under a seed
+    UMAP is deterministic, so the shared reduction is the one each configuration would have fitted again."""
+
+    def __init__(self, reducer: Any) -> None:
+        self.reducer = reducer
+        self.fitted = False
+
+    @property
+    def embedding_(self) -> np.ndarray:
+        return self.reducer.embedding_
+
+    def fit(self, features: np.ndarray, y: Any = None) -> "_SharedReduction":
+        if not self.fitted:
+            self.reducer.fit(features, y=y)
+            self.fitted = True
+        return self
+
+    def fit_transform(self, features: np.ndarray, y: Any = None) -> np.ndarray:
+        return np.array(self.fit(features, y).embedding_, copy=True)
+
+    def transform(self, features: np.ndarray) -> np.ndarray:
+        return self.reducer.transform(features)
 
 
 def _clusterer(config: dict[str, Any], n: int, seed: int) -> Any:
