@@ -24,6 +24,7 @@ import pytest  # noqa: E402
 
 from assay.embeddings import EmbeddingEngine, shared_engine  # noqa: E402
 from assay.testing.seaweed import SeaweedServer, running_seaweed  # noqa: E402
+from tests.support.prefect_server import PrefectServer, running_prefect_server  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +32,16 @@ def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedServer]
     """A real SeaweedFS S3 server on 127.0.0.1, started only when a test asks for it."""
     with running_seaweed(tmp_path_factory.mktemp("seaweed")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
+    """One real Prefect server per test process (an xdist worker), started on first use: the flow runs, CLI
+    runs and served deployments of the worker's tests report to it instead of each starting their own (a start
+    costs about 10 s of CPU, and the suite is bound by CPU)."""
+    home = tmp_path_factory.mktemp("prefect-server")
+    with running_prefect_server(home) as api_url:
+        yield PrefectServer(api_url, home)
 
 
 @pytest.fixture(scope="session")

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from assay.apps.cli import evaluate as evaluate_cli
 from assay.apps.cli.main import app
 from assay.models import ModelHost, RetrievedChunk, TestCase, TestLab, TestLabRow
+from tests.support.prefect_server import PrefectServer
 
 runner = CliRunner()
 CARD = "4111 1111 1111 1111"
@@ -46,11 +47,11 @@ def _evaluate(tmp: Path, name: str, leaking: set[str], *options: str) -> tuple[A
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, tuple[Any, Path]]]:
-    from prefect.testing.utilities import prefect_test_harness
-
+def runs(
+    tmp_path_factory: pytest.TempPathFactory, prefect_server: PrefectServer
+) -> Iterator[dict[str, tuple[Any, Path]]]:
     tmp = tmp_path_factory.mktemp("gates")
-    with prefect_test_harness(server_startup_timeout=180):
+    with prefect_server.reporting():
         yield {
             "clean": _evaluate(tmp, "clean", set(), "--fail-on", "high", "--gate", "pii_leakage>=0.9"),
             "leaky": _evaluate(tmp, "leaky", {"pin", "limit"}, "--fail-on", "high"),

@@ -1,18 +1,17 @@
-"""The real Prefect server the deployment tests register and run deployments on (one per test module)."""
+"""The real Prefect server the deployment tests register and run deployments on (the worker's)."""
 
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.prefect_server import PrefectServer
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, dict[str, str]]]:
-    home = tmp_path_factory.mktemp("prefect-home")
-    with running_prefect_server(home) as api_url:
-        yield api_url, server_environment(home, api_url)
+def server(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]]:
+    """The worker's Prefect server, and the environment of a process reporting there (its own Prefect home)."""
+    return prefect_server.api_url, prefect_server.environment(tmp_path_factory.mktemp("prefect-home"))
 
 
 @pytest.fixture

@@ -5,14 +5,13 @@ import pytest
 
 from assay.corpora import sample_data_path
 from assay.models import TestSuite
+from tests.support.prefect_server import PrefectServer
 
 
 @pytest.fixture(scope="session", autouse=True)
-def prefect_backend() -> Iterator[None]:
-    """One temporary Prefect server and database for every flow test of the session."""
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=120):
+def prefect_backend(prefect_server: PrefectServer) -> Iterator[None]:
+    """Every flow test of the session reports to the worker's Prefect server."""
+    with prefect_server.reporting():
         yield
 
 

@@ -9,12 +9,12 @@ import json
 from pathlib import Path
 
 import pytest
-from prefect.settings import get_current_settings
 from typer.testing import CliRunner
 
 from assay.apps.cli.main import app
 from assay.testing.openai_server import OpenAIServer, serve_openai
 from assay.testing.secrets import derived_copies, files_holding
+from tests.support.prefect_server import PrefectServer
 
 SECRET_ENV = "ASSAY_TEST_SUT_KEY"
 SECRET = "sk-live-9Qw3Ez7Rt5Yu1Io8Pa2S"
@@ -30,15 +30,14 @@ def _suite(path: Path) -> Path:
     return path
 
 
-def _prefect_database_files() -> list[Path]:
-    url = str(get_current_settings().server.database.connection_url.get_secret_value())
-    database = Path(url.split("///", 1)[1])
-    return [path for path in database.parent.glob(f"{database.name}*") if path.is_file()]
+def _prefect_database_files(server: PrefectServer) -> list[Path]:
+    """The SQLite files (database, WAL) of the server the flows report to."""
+    return [path for path in server.home.glob("prefect.db*") if path.is_file()]
 
 
 @pytest.mark.timeout(300)
 def test_the_key_is_in_no_output_of_an_evaluate_run(
-    tmp_path: Path, assay_home: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, assay_home: Path, monkeypatch: pytest.MonkeyPatch, prefect_server: PrefectServer
 ) -> None:
     monkeypatch.setenv(SECRET_ENV, SECRET)
     with serve_openai(OpenAIServer(api_key=SECRET)) as server:
@@ -65,7 +64,7 @@ def test_the_key_is_in_no_output_of_an_evaluate_run(
 
     assert SECRET not in result.output
     written = [path for root in (tmp_path, assay_home) for path in root.rglob("*") if path.is_file()]
-    database = _prefect_database_files()
+    database = _prefect_database_files(prefect_server)
     assert database and any(b"bank-rag" in path.read_bytes() for path in database)  # the runs are in it
     written += database
     assert len(written) > 10

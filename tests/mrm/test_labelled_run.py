@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 from assay.apps.cli.main import app
 from assay.testing.processes import small_corpus
+from tests.support.prefect_server import PrefectServer
 from tests.support.reports import interval_text, report_section, visible_text
 
 pytestmark = pytest.mark.slow
@@ -67,13 +68,12 @@ class Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runs]:
+def runs(tmp_path_factory: pytest.TempPathFactory, prefect_server: PrefectServer) -> Iterator[Runs]:
     from prefect.artifacts import Artifact
-    from prefect.testing.utilities import prefect_test_harness
 
     base = tmp_path_factory.mktemp("labelled-run")
     corpus = small_corpus(base / "corpus")
-    with pytest.MonkeyPatch.context() as patch, prefect_test_harness(server_startup_timeout=180):
+    with pytest.MonkeyPatch.context() as patch, prefect_server.reporting():
         patch.setenv("ASSAY_HOME", str(base / "home"))
         unlabelled = _run(corpus, base / "unlabelled")
         items = json.loads((unlabelled / "calibration" / "review_items.json").read_text())

@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,17 +21,16 @@ from assay.models.revalidation import BaselineApproval
 from assay.storage import LocalObjectStore
 from assay.storage.runs import RUN_FILE, RunStates
 from tests.support.fake_runs import fake_run, write_run
-from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.prefect_server import PrefectServer, server_environment
 
 FLOW_CALL = "import json, sys; from flows.baseline import approve_baseline_flow as f; f(**json.loads(sys.argv[1]))"
 WAIT_S = 120
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    home = tmp_path_factory.mktemp("prefect-home")
-    with running_prefect_server(home) as api_url:
-        yield api_url, home
+def server(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The worker's Prefect server, and a Prefect home of this module's own for the flow processes."""
+    return prefect_server.api_url, tmp_path_factory.mktemp("prefect-home")
 
 
 def _completed_run(home: Path, label: str) -> str:

@@ -14,22 +14,21 @@ from typer.testing import CliRunner
 
 from assay.apps.cli.main import app
 from assay.testing.processes import small_corpus
+from tests.support.prefect_server import PrefectServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 runner = CliRunner()
 
 
 def test_an_mrm_runs_bundle_verifies_offline_and_a_tampered_copy_does_not(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, prefect_server: PrefectServer
 ) -> None:
-    from prefect.testing.utilities import prefect_test_harness
-
     monkeypatch.setenv("ASSAY_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("ASSAY_CONFIG", str(tmp_path / "absent.toml"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
     corpus, out = small_corpus(tmp_path / "corpus"), tmp_path / "out"
-    with prefect_test_harness(server_startup_timeout=180):
+    with prefect_server.reporting():
         arguments = ["mrm", "run", "--non-interactive", "--corpus", str(corpus), "--out", str(out)]
         arguments += ["--evaluator", "text_matching", "--per-topic-per-generator", "1"]
         arguments += ["--variation", "comma", "--adversarial", "base64"]

@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,17 +16,16 @@ import pytest
 from assay.storage import ArtifactStore, LocalObjectStore
 from assay.storage.run_artifacts import decision_artifact_name
 from assay.testing.processes import small_corpus
-from tests.support.prefect_server import running_prefect_server, server_environment
+from tests.support.prefect_server import PrefectServer, server_environment
 
 FLOW_CALL = "import json, sys; from flows.mrm import mrm_workflow; mrm_workflow(**json.loads(sys.argv[1]))"
 WAIT_S = 420
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    home = tmp_path_factory.mktemp("prefect-home")
-    with running_prefect_server(home) as api_url:
-        yield api_url, home
+def server(prefect_server: PrefectServer, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """The worker's Prefect server, and a Prefect home of this module's own for the flow processes."""
+    return prefect_server.api_url, tmp_path_factory.mktemp("prefect-home")
 
 
 @pytest.fixture(scope="module")

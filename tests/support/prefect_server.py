@@ -105,6 +105,52 @@ def running_prefect_server(home: Path) -> Iterator[str]:
         log.close()
 
 
+@dataclass(frozen=True)
+class PrefectServer:
+    """A running test server: its API URL and the folder its database and log live in."""
+
+    api_url: str
+    home: Path
+
+    def environment(self, client_home: Path | None = None) -> dict[str, str]:
+        """``server_environment`` for a process reporting here (its Prefect state in ``client_home``)."""
+        return server_environment(client_home or self.home, self.api_url)
+
+    @contextmanager
+    def reporting(self) -> Iterator[str]:
+        """This process's flows and Prefect clients report to this server while the block runs."""
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
+        with temporary_settings({PREFECT_API_URL: self.api_url}):
+            try:
+                yield self.api_url
+            finally:
+                _drain_prefect_workers()
+
+
+def _drain_prefect_workers() -> None:
+    """Send the logs and events this process still holds to the server now, while it runs (as Prefect's own
+    test harness does before it stops its server): otherwise they are sent at exit and fail noisily."""
+    import inspect as inspecting
+
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+    from prefect.utilities.asyncutils import run_coro_as_sync
+
+    async def drain() -> None:
+        try:
+            pending = APILogWorker.instance().drain()
+            if inspecting.isawaitable(pending):
+                await pending
+        except RuntimeError:  # never started
+            pass
+        pending = EventsWorker.drain_all()
+        if inspecting.isawaitable(pending):
+            await pending
+
+    run_coro_as_sync(drain())
+
+
 RUN_TIMEOUT_S = 300
 
 

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from assay.apps.cli.main import app
 from assay.traces.mlflow import read_mlflow
 from assay.traces.spans import TraceFileError
+from tests.support.prefect_server import PrefectServer
 
 runner = CliRunner()
 CORPUS = {
@@ -262,11 +263,9 @@ def test_what_is_not_an_mlflow_trace_is_refused(text: str, expected: str, tmp_pa
 
 
 @pytest.fixture(scope="module")
-def evaluated(imported: dict[str, Any]) -> tuple[Any, Path]:
-    from prefect.testing.utilities import prefect_test_harness
-
+def evaluated(imported: dict[str, Any], prefect_server: PrefectServer) -> tuple[Any, Path]:
     out = imported["folder"] / "evaluation"
-    with prefect_test_harness(server_startup_timeout=180):
+    with prefect_server.reporting():
         result = runner.invoke(
             app, ["evaluate", "--lab", str(imported["out"]), "--evaluators", OFFLINE_EVALUATORS, "--out", str(out)]
         )

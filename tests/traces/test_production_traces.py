@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from assay.apps.cli.main import app
 from assay.testing.openai_server import OpenAIServer, serve_openai
+from tests.support.prefect_server import PrefectServer
 from tests.traces.rag_app import CORPUS, RATE, BankAssistant, answer_from_context, traced, write_otlp_json
 
 runner = CliRunner()
@@ -108,16 +109,16 @@ def test_a_failed_request_is_kept_as_a_case_with_its_error(imported: dict) -> No
 
 
 @pytest.fixture(scope="module")
-def evaluated(export: dict[str, Any], imported: dict[str, Any]) -> Iterator[dict[str, tuple[Any, Path]]]:
+def evaluated(
+    export: dict[str, Any], imported: dict[str, Any], prefect_server: PrefectServer
+) -> Iterator[dict[str, tuple[Any, Path]]]:
     """Both weeks imported and evaluated by the same reference-free evaluators, in one Prefect server."""
-    from prefect.testing.utilities import prefect_test_harness
-
     folder = imported["out"].parent
     week_2 = folder / "week-2.json"
     imported_2 = runner.invoke(app, ["traces", "import", str(export["regressed"]), "--out", str(week_2)])
     assert imported_2.exit_code == 0, imported_2.output
     runs = {}
-    with prefect_test_harness(server_startup_timeout=180):
+    with prefect_server.reporting():
         for name, lab in (("week-1", imported["out"]), ("week-2", week_2)):
             out = folder / f"evaluation-{name}"
             arguments = ["evaluate", "--lab", str(lab), "--evaluators", REFERENCE_FREE, "--out", str(out)]
