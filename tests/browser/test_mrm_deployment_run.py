@@ -31,7 +31,14 @@ from playwright.sync_api import expect
 
 from assay.testing.processes import small_corpus
 from tests.browser.v1_forms import TOPICS, assert_ran_clean, open_review_form, shot, watch_network
-from tests.support.browser import Browser, chromium_page, skip_without_chromium, v1_field
+from tests.support.browser import (
+    Browser,
+    chromium_page,
+    skip_without_chromium,
+    toggle_choices,
+    v1_choices_trigger,
+    v1_field,
+)
 from tests.support.prefect_server import ServedDeployment, api, run_created_by_form, serving_deployment
 
 pytestmark = pytest.mark.timeout(600)
@@ -77,23 +84,17 @@ def _submit_run(browser: Browser, served: Served, corpus: Path) -> str:
 
     evaluators = v1_field(page, "evaluators (Optional)", exact=True)
     evaluators.get_by_role("button", name="list", exact=True).click()
-    for evaluator in EVALUATORS:
-        evaluators.get_by_role("button", name="Add item").click()
-        _array_items(evaluators).last.locator("textarea").fill(evaluator)
+    toggle_choices(page, v1_choices_trigger(evaluators), EVALUATORS)  # a multi-select of the registered ids
 
     v1_field(page, "Per Topic (Optional)", exact=True).locator("input").fill("1")
 
     variations = v1_field(page, "Variation Perturbators (Optional)", exact=True)
-    expect(_array_items(variations)).to_have_count(3)
-    for left in (2, 1):  # drop random_keyboard_typos and word_swap, keep comma
-        # each item: its text box, a delete button, then a menu (the first button directly in the control)
-        _array_items(variations).last.locator(".schema-form-property-array-item__control > button").click()
-        expect(_array_items(variations)).to_have_count(left)
-    assert [box.input_value() for box in variations.locator("textarea").all()] == ["comma"]
+    expect(v1_choices_trigger(variations)).to_contain_text("random_keyboard_typos")  # the three defaults
+    toggle_choices(page, v1_choices_trigger(variations), ["random_keyboard_typos", "word_swap"])  # keep comma
+    expect(v1_choices_trigger(variations)).not_to_contain_text("word_swap")
 
     adversarial = v1_field(page, "Adversarial Perturbators (Optional)", exact=True)
-    adversarial.get_by_role("button", name="Add item").click()
-    _array_items(adversarial).last.locator("textarea").fill("base64")
+    toggle_choices(page, v1_choices_trigger(adversarial), ["base64"])
 
     run_name = page.locator(".flow-run-name-input input").input_value()  # V1's label names no input (no id)
     assert run_name

@@ -21,7 +21,13 @@ from assay.flows.scale_out import choose_scale_out
 from assay.corpora import sample_data_path
 from assay.models import TestSuite
 from assay.testing.processes import stop_group
-from tests.support.browser import chromium_page, run_form_field, skip_without_chromium
+from tests.support.browser import (
+    chromium_page,
+    run_form_field,
+    skip_without_chromium,
+    toggle_choices,
+    v2_choices_trigger,
+)
 from tests.support.prefect_server import log_tail, run_created_by_form, wait_for_final_state
 
 pytest.importorskip("distributed")
@@ -67,7 +73,8 @@ def test_served_evaluate_deployment_runs_its_shards_on_dask(
         deployment = _wait_for_deployment(client, serve, log_path)
         runs = {name: client.create_flow_run_from_deployment(deployment.id, parameters=parameters)
                 for name, parameters in through_the_api.items()}  # fmt: skip
-        runs["dask"] = client.read_flow_run(UUID(_submit_in_the_run_form(server[0], deployment.id, common)))
+        form = _submit_in_the_run_form(server[0], deployment.id, common, deployment.parameters)
+        runs["dask"] = client.read_flow_run(UUID(form))
         typed = {**common, "run_id": "dask", "dask_workers": 2, "shard_size": 2}
         assert {key: runs["dask"].parameters.get(key) for key in typed} == typed, runs["dask"].parameters
         states = {name: wait_for_final_state(client, run.id, serve, log_path) for name, run in runs.items()}
@@ -173,7 +180,9 @@ def test_the_evaluate_deployment_shows_the_dask_parameters_on_its_run_form() -> 
     assert {"dask_address", "dask_workers", "shard_size"} <= set(parameter_schema(spec.load_flow()).properties)
 
 
-def _submit_in_the_run_form(api_url: str, deployment_id: Any, common: dict[str, Any]) -> str:
+def _submit_in_the_run_form(
+    api_url: str, deployment_id: Any, common: dict[str, Any], defaults: dict[str, Any]
+) -> str:
     """Deployment -> Run -> Custom run: suite, run id, host and evaluators (in place of the deployment's default
     lists), 2 Dask workers, shards of 2; Submit.
     The id of the flow run the form created (found by the run name the form showed)."""
@@ -187,18 +196,19 @@ def _submit_in_the_run_form(api_url: str, deployment_id: Any, common: dict[str, 
             field = run_form_field(page, label)
             field.get_by_role("tab", name="str").click()
             field.get_by_role("textbox").fill(value)
-        for label, values in (("hosts (Optional)", common["hosts"]), ("evaluators (Optional)", common["evaluators"])):
-            field = run_form_field(page, label)
-            field.get_by_role("tab", name="list").click()
-            while field.get_by_role("textbox").count():  # the deployment's defaults, item by item
-                field.get_by_role("button", name="Open menu").last.click()
-                page.get_by_role("menuitem", name="Delete").click()
-            for value in values:
-                field.get_by_role("button", name="Add item").click()
-                item = field.get_by_role("tab", name="str")
-                if item.count():  # a list item that may be a text or an object (hosts) asks which first
-                    item.last.click()
-                field.get_by_role("textbox").last.fill(value)
+        hosts = run_form_field(page, "hosts (Optional)")
+        hosts.get_by_role("tab", name="list").click()
+        while hosts.get_by_role("textbox").count():  # the deployment's defaults, item by item
+            hosts.get_by_role("button", name="Open menu").last.click()
+            page.get_by_role("menuitem", name="Delete").click()
+        for value in common["hosts"]:
+            hosts.get_by_role("button", name="Add item").click()
+            hosts.get_by_role("tab", name="str").last.click()  # an item may be a text or an object: a text
+            hosts.get_by_role("textbox").last.fill(value)
+        evaluators = run_form_field(page, "evaluators (Optional)")
+        evaluators.get_by_role("tab", name="list").click()
+        shown = set(defaults["evaluators"])  # a multi-select of the registered ids, the defaults chosen
+        toggle_choices(page, v2_choices_trigger(evaluators), sorted(shown ^ set(common["evaluators"])))
         workers = run_form_field(page, "dask_workers (Optional)")
         workers.get_by_role("tab", name="int").click()
         workers.get_by_role("spinbutton").fill("2")

@@ -183,6 +183,37 @@ def run_form_field(page: object, label: str) -> object:
     return page.get_by_text(label, exact=True).locator("xpath=../../..")
 
 
+def toggle_choices(page: object, trigger: object, values: list[str]) -> None:
+    """Choose (or un-choose, if chosen) each of ``values`` in a multi-select of a Run form (a list parameter
+    whose items are choices, e.g. evaluator ids), as a person does: open it by ``trigger``, type the start of
+    the id in the list's search box to narrow it, click the option, close the list."""
+    from playwright.sync_api import expect
+
+    for value in values:
+        trigger.click()
+        option = page.get_by_role("option", name=value, exact=True)
+        search = page.get_by_placeholder(re.compile(r"^Search"))
+        if search.count() and search.first.is_visible():
+            search.first.fill(value)
+        else:
+            page.keyboard.type(value)
+        option.click()
+        page.keyboard.press("Escape")
+        if option.is_visible():  # V1 keeps its list open: a click beside it closes it
+            page.get_by_text("Parameters", exact=True).first.click()
+        expect(option).to_be_hidden()
+
+
+def v2_choices_trigger(field: object) -> object:
+    """What opens a V2 multi-select: the "Select" button (the chosen ids are chips under it)."""
+    return field.get_by_text("Select", exact=True)
+
+
+def v1_choices_trigger(field: object) -> object:
+    """What opens a V1 multi-select: the select button, which shows the chosen ids."""
+    return field.locator(".p-select-button__control").first
+
+
 # Prefect's default UI (V1, Vue, at the server's root). Its forms are "schema-form-property" blocks: a label
 # whose text is the field's title (plus " (Optional)" when it has a default), the description drawn as
 # Markdown (a field's paragraphs are text runs of one element, separated by spacer divs), then the widget. A
