@@ -80,7 +80,7 @@ def evaluate_flow(
         dask_workers: Run the shards on a local Dask cluster of N worker processes; 0: no Dask; empty: see
             dask_address.
     """
-    _check_arguments(suite, lab, shard_size, evaluator_parameters)
+    _check_arguments(suite, lab, evaluator_parameters)
     scale_out = choose_scale_out(dask_address, dask_workers, shard_size)
     evaluator_ids, parameters, judge_config, options = _run_settings(
         evaluators, evaluator_parameters, judge, judge_options
@@ -104,7 +104,7 @@ def evaluate_flow(
         test_lab, results, skipped = _on_dask(scale_out, run.id, inputs, given)
     else:
         test_lab, results, skipped = _ask_and_evaluate(
-            source, host_configs, evaluator_ids, parameters, judge_config, options, run.id, shard_size
+            source, host_configs, evaluator_ids, parameters, judge_config, options, run.id, scale_out.shard_size
         )
     summary = publish(quote(test_lab), quote(results), str(run.out_dir), evaluation_name, run.id, skipped)
     report_key = f"evaluations/{evaluation_name}/{REPORT_FILE}"
@@ -114,14 +114,12 @@ def evaluate_flow(
 
 
 def _check_arguments(
-    suite: str | None, lab: str | None, shard_size: int, evaluator_parameters: dict[str, dict[str, Any]] | None
+    suite: str | None, lab: str | None, evaluator_parameters: dict[str, dict[str, Any]] | None
 ) -> None:
     """Refuse a run that cannot go on, before any host is asked (a misspelt evaluator parameter included:
     each evaluator is built once with its parameters)."""
     if (suite is None) == (lab is None):
         raise ValueError("give exactly one of 'suite' (with hosts) or 'lab'")
-    if shard_size < 0:
-        raise ValueError(f"shard_size must be 0 (no shards) or more, got {shard_size}")
     for evaluator_id, values in (evaluator_parameters or {}).items():
         build_evaluator(evaluator_id, Services(), **values)
 

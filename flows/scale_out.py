@@ -73,11 +73,15 @@ def choose_scale_out(
     shard_size: int,
     names: tuple[str, str] = PARAMETER_NAMES,
 ) -> ScaleOut:
-    """The run's choice from its ``address`` / ``workers`` (``names`` says what they are called), else from the
+    """The one owner of a run's sharding and scale-out (the evaluate flow and ``assay evaluate`` both ask it):
+    the choice from its ``address`` / ``workers`` (``names`` says what they are called), else from the
     settings when both are None. On Dask a ``shard_size`` of 0 means ``ASSAY_SHARD_SIZE`` (250), as
     ``assay evaluate --dask-workers N`` without ``--shard-size`` does. ``ValueError`` names what is wrong."""
     from assay.config import load_settings
 
+    if shard_size < 0:
+        raise ValueError(f"{'shard_size' if names == PARAMETER_NAMES else '--shard-size'} must be 0 (no shards) "
+                         f"or more, got {shard_size}")  # fmt: skip
     settings = load_settings()
     origin = "parameter" if names == PARAMETER_NAMES else "option"
     if address is None and workers is None:

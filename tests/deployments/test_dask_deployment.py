@@ -129,6 +129,10 @@ def test_parameters_then_settings_then_the_default_choose(monkeypatch: pytest.Mo
     monkeypatch.delenv("ASSAY_DASK_ADDRESS")
     default = choose_scale_out(None, None, 0)
     assert not default.on_dask and default.chosen_by.startswith("default")
+    with pytest.raises(ValueError, match=r"^shard_size must be 0 \(no shards\) or more, got -1"):
+        choose_scale_out(None, None, -1)  # the one owner of sharding checks it, for the flow and the CLI
+    with pytest.raises(ValueError, match=r"^--shard-size must be"):
+        choose_scale_out(None, 2, -1, names=("--dask-address", "--dask-workers"))
 
 
 @pytest.mark.parametrize(
