@@ -15,6 +15,7 @@ from pydantic import Field, create_model
 
 from assay.escaping import for_field_description
 from assay.models.revalidation import BaselineCandidate
+from assay.models.workflow import RUN_DEFAULTS
 from assay.names import person_name
 
 APPROVE = "approve this run as the baseline"
@@ -24,7 +25,9 @@ REASON_HELP = "Required to approve this run (its verdict is in the first field);
 
 
 @flow(name="approve-baseline", log_prints=True, persist_result=False)
-def approve_baseline_flow(run_id: str | None = None, name: str = "revalidation", note: str = "") -> dict[str, Any]:
+def approve_baseline_flow(
+    run_id: str | None = None, name: str = RUN_DEFAULTS.revalidation_name, note: str = ""
+) -> dict[str, Any]:
     """Approve a completed run as the baseline a re-validation is compared with. The run pauses for the
     approver's decision and name (and, for a run whose re-validation failed, the reason to approve it).
 

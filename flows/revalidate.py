@@ -11,6 +11,7 @@ from prefect import flow
 from assay.models.evaluation import DEFAULT_EVALUATORS
 from assay.models.gates import FailedRequestsShare, FailOn
 from assay.models.plugins import EvaluatorId
+from assay.models.workflow import RUN_DEFAULTS
 
 
 class RevalidationFailed(RuntimeError):
@@ -26,7 +27,7 @@ def revalidation_flow(
     suite: str,
     hosts: list[str | dict[str, Any]] | None = None,
     evaluators: list[EvaluatorId] | None = None,
-    name: str = "revalidation",
+    name: str = RUN_DEFAULTS.revalidation_name,
     out: str | None = None,
     baseline: str | None = None,
     gates: list[str] | None = None,

@@ -29,3 +29,18 @@ def test_the_cli_and_the_flow_start_an_mrm_run_from_the_same_defaults() -> None:
 def test_a_run_that_names_no_host_asks_the_default_ones() -> None:
     assert RUN_DEFAULTS.hosts == DEFAULT_HOSTS
     assert [config.type for config in host_configs(None)] == list(RUN_DEFAULTS.hosts)
+
+
+def test_a_revalidation_and_its_baseline_default_to_one_name() -> None:
+    from assay.flows.baseline import approve_baseline_flow
+    from assay.flows.revalidate import revalidation_flow
+
+    from assay.apps.cli import baseline as baseline_command
+
+    defaults = {
+        inspect.signature(revalidation_flow.fn).parameters["name"].default,
+        inspect.signature(approve_baseline_flow.fn).parameters["name"].default,
+        _option_default(baseline_command.approve, "name"),
+        _option_default(baseline_command.show, "name"),
+    }
+    assert defaults == {RUN_DEFAULTS.revalidation_name}

@@ -170,6 +170,9 @@ class RunDefaults(DomainModel):
         default=DEFAULT_EVALUATORS, description="Offline, fast, and meaningful on any suite."
     )
     mrm_name: str = Field(default="mrm", description="The MRM workflow's artifacts' name in the store.")
+    revalidation_name: str = Field(
+        default="revalidation", description="A re-validation's name: its evaluation and its baseline's."
+    )
     production_evaluators: tuple[str, ...] = Field(
         default=("groundedness", "answer_relevancy_sentence_similarity", "looping_detection", "pii_leakage",
                  "latency", "token_count"),

@@ -6,6 +6,7 @@ import typer
 
 from assay.apps.cli.common import command_group, console, user_errors
 from assay.escaping import for_terminal
+from assay.models.workflow import RUN_DEFAULTS
 
 app = command_group("Approve the baseline run that re-validations are compared with.")
 
@@ -22,9 +23,9 @@ def _baselines():  # type: ignore[no-untyped-def]
 def approve(
     run_id: Annotated[str, typer.Argument(help="The completed run to compare later runs with.")],
     by: Annotated[str, typer.Option("--by", help="Your name: the approval is recorded as yours.")],
-    name: Annotated[str, typer.Option("--name", help="The re-validation it serves (its evaluation name).")] = (
-        "revalidation"
-    ),
+    name: Annotated[
+        str, typer.Option("--name", help="The re-validation it serves (its evaluation name).")
+    ] = RUN_DEFAULTS.revalidation_name,
     note: Annotated[str, typer.Option("--note", help="Why this run is the baseline (kept with it).")] = "",
 ) -> None:
     """Make RUN_ID the approved baseline of NAME; the previous one stays in the history."""
@@ -38,7 +39,9 @@ def approve(
 
 
 @app.command("show")
-def show(name: Annotated[str, typer.Argument(help="The re-validation name.")] = "revalidation") -> None:
+def show(
+    name: Annotated[str, typer.Argument(help="The re-validation name.")] = RUN_DEFAULTS.revalidation_name,
+) -> None:
     """The approved baseline of NAME and earlier approvals, newest first."""
     with user_errors():
         history = _baselines().history(name)
