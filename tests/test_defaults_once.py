@@ -50,3 +50,26 @@ def test_a_library_default_is_the_step_models_default(
 def test_the_label_floor_the_form_states_is_the_one_calibration_fits_with(function: Callable[..., Any]) -> None:
     assert _default(function, "min_labels") == MIN_LABELS
     assert f"label floor of {MIN_LABELS}" in (CalibrationParameters.model_fields["answers_per_form"].description or "")
+
+
+def test_the_trace_import_command_starts_from_the_importers_defaults() -> None:
+    import typer
+
+    from assay.apps.cli.traces import import_
+    from assay.traces import ImportOptions
+
+    def shown(name: str) -> object:
+        default = inspect.signature(import_).parameters[name].default
+        return default.default if isinstance(default, typer.models.OptionInfo) else default
+
+    options = ImportOptions()
+    expected = {
+        "format": options.format,
+        "seed": options.seed,
+        "stratify_by": options.stratify_by,
+        "route_from": options.route_from,
+        "mask_pii": options.mask_pii,
+        "max_trace_spans": options.max_trace_spans,
+        "max_trace_mb": options.max_trace_bytes // 2**20,
+    }
+    assert {name: shown(name) for name in expected} == expected

@@ -23,6 +23,7 @@ from pathlib import Path
 from assay.formats.errors import FormatError
 from assay.models import ConversationTurn, ModelHost, ModelPrice, TestLab
 from assay.models.hosts import TRACES_HOST_TYPE
+from assay.models.traces import MASK_PII, MAX_TRACE_MIB, MAX_TRACE_SPANS, SAMPLE_SEED, STRATIFY_BY, TRACE_FORMAT
 from assay.traces.mapping import ROUTE_FROM_SPAN_NAME, MappedTrace, check_route_from, map_trace, mapped_attributes
 from assay.traces.mlflow import read_mlflow
 from assay.traces.openinference import read_openinference
@@ -45,19 +46,19 @@ READERS: dict[str, Reader] = {"otlp-json": read_otlp, "openinference": read_open
 
 @dataclass(frozen=True)
 class ImportOptions:
-    format: str = "otlp-json"
+    format: str = TRACE_FORMAT
     name: str | None = None
     sample: SampleSize | None = None
-    seed: int = 0
+    seed: int = SAMPLE_SEED
     since: datetime | None = None
     until: datetime | None = None
-    stratify_by: StratumKey = "route"
-    mask_pii: bool = True
+    stratify_by: StratumKey = STRATIFY_BY
+    mask_pii: bool = MASK_PII
     route_from: str = ROUTE_FROM_SPAN_NAME
     """``span-name`` (the root's name, or below a framework class's) or ``attribute:NAME`` (the root's)."""
-    max_trace_spans: int = 100_000
+    max_trace_spans: int = MAX_TRACE_SPANS
     """A trace with more spans is left out: mapping holds one trace's spans in memory at once."""
-    max_trace_bytes: int = 256 * 2**20
+    max_trace_bytes: int = MAX_TRACE_MIB * 2**20
     """A trace whose spans (as kept: the attributes a case can be built from) take more is left out."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     """Model name (or ``'*'``) -> prices: the cost of a request whose trace reports none, from its token split."""

@@ -24,6 +24,7 @@ import orjson
 from openinference.semconv.trace import DocumentAttributes, OpenInferenceSpanKindValues, SpanAttributes
 
 from assay.models import RetrievedChunk, ToolCall
+from assay.models.traces import ROUTE_FROM_SPAN_NAME
 from assay.traces import genai
 from assay.traces.genai import read_genai
 from assay.traces.replies import answer_in, last_user_message, question_in, reply_of
@@ -31,7 +32,7 @@ from assay.traces.spans import Span
 from assay.traces.tool_calls import TOOL, absent_because, indexed, mark_final, tool_calls
 
 LLM, RETRIEVER = OpenInferenceSpanKindValues.LLM.value, OpenInferenceSpanKindValues.RETRIEVER.value
-ROUTE_FROM_SPAN_NAME, ROUTE_ATTRIBUTE = "span-name", "attribute:"
+ROUTE_ATTRIBUTE = "attribute:"
 FRAMEWORK_CLASS = re.compile(r"^(Runnable[A-Za-z]*|AgentExecutor|LangGraph|[A-Za-z]*Chain)(<.*>)?$")
 """Root span names that say which framework class ran, not what the request was (LangChain's)."""
 _DOCUMENT_ID_METADATA = ("id", "source", "uri")

@@ -9,6 +9,7 @@ import typer
 
 from assay.apps.cli.common import command_group, console, show_error, user_errors
 from assay.escaping import for_terminal
+from assay.models import traces as defaults
 
 if TYPE_CHECKING:
     from assay.traces import TraceImportReport
@@ -34,13 +35,15 @@ def import_(
             "openinference: OpenInference span JSON (one span a line, as Phoenix exports); mlflow: MLflow trace "
             "JSON.",
         ),
-    ] = "otlp-json",
+    ] = defaults.TRACE_FORMAT,
     name: Annotated[str | None, typer.Option(help="The lab's name (default: traces-<first file>).")] = None,
     sample: Annotated[
         str | None,
         typer.Option(help="Import a sample: a number of traces (200), a fraction (0.1) or a percentage (10%)."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of the sample: the same files and seed give the same sample.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the sample: the same files and seed give the same sample.")
+    ] = defaults.SAMPLE_SEED,
     since: Annotated[
         str | None, typer.Option(help="Only requests that started at or after this time (ISO 8601; UTC if no zone).")
     ] = None,
@@ -48,7 +51,7 @@ def import_(
     stratify_by: Annotated[
         Literal["route", "model", "service", "none"],
         typer.Option(help="Sample each route (root span name), model or service in proportion."),
-    ] = "route",
+    ] = defaults.STRATIFY_BY,
     route_from: Annotated[
         str,
         typer.Option(
@@ -57,7 +60,7 @@ def import_(
             "attribute:NAME (the root span's attribute NAME, e.g. attribute:http.route; span-name where it is "
             "missing).",
         ),
-    ] = "span-name",
+    ] = defaults.ROUTE_FROM_SPAN_NAME,
     mask_pii: Annotated[
         bool,
         typer.Option(
@@ -66,11 +69,11 @@ def import_(
             "is written. Registered secrets and credentials (API keys, auth headers, tokens, private keys, "
             "passwords) are always masked.",
         ),
-    ] = True,
+    ] = defaults.MASK_PII,
     max_trace_spans: Annotated[
         int,
         typer.Option(min=1, help="Leave out (and report) a trace of more spans: each trace is mapped in memory."),
-    ] = 100_000,
+    ] = defaults.MAX_TRACE_SPANS,
     max_trace_mb: Annotated[
         int,
         typer.Option(
@@ -78,7 +81,7 @@ def import_(
             help="Leave out (and report) a trace whose spans take more MiB once read (the attributes a case is "
             "built from).",
         ),
-    ] = 256,
+    ] = defaults.MAX_TRACE_MIB,
     prices: Annotated[
         Path | None,
         typer.Option(
