@@ -205,3 +205,13 @@ def test_the_screenshot_script_names_the_test_to_run_when_a_screenshot_is_missin
     assert "is missing: run the browser test that takes it" in done.stderr
     assert "pytest tests/browser/test_committee_report_browser.py::test_the_executive_summary" in done.stderr
     assert not (tmp_path / "images").exists()
+
+
+def test_every_python_example_of_the_docs_is_run_by_a_named_test() -> None:
+    """A page's Python examples run in the test ``RUN_BY`` names for it; a new example needs one too."""
+    from tests.support.docs_examples import RUN_BY, pages_with_python_examples
+
+    assert pages_with_python_examples() == set(RUN_BY), "add the page and the test that runs its examples"
+    for test in set(RUN_BY.values()):
+        path, name = test.split("::")
+        assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), test

@@ -22,6 +22,7 @@ import pytest
 
 from assay.models import ModelHost, Test, TestCase, TestLab, TestLabRow, TestSuite
 from assay.registry import Registry
+from tests.support.docs_examples import python_examples
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "plugin"
@@ -214,6 +215,21 @@ def test_the_plugins_pass_the_conformance_suite(scratch: Path) -> None:
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "12 passed" in done.stdout
+
+
+def test_the_docs_conformance_examples_pass_for_the_example_plugin(scratch: Path, tmp_path: Path) -> None:
+    """The Python examples of the plugins and architecture pages, as a plugin author copies them into a test
+    file and runs it with the plugin installed."""
+    examples = [*python_examples("how-to/plugins.md"), *python_examples("explanation/architecture.md")]
+    assert len(examples) == 2
+    for number, example in enumerate(examples):
+        (tmp_path / f"test_docs_example_{number}.py").write_text(example, encoding="utf-8")
+    done = subprocess.run(
+        [str(scratch), "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=180,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert " passed" in done.stdout and "failed" not in done.stdout, done.stdout
 
 
 RUN_FORM_CHOICES = """

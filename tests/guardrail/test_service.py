@@ -17,8 +17,10 @@ from assay.apps.guardrail_service import create_app
 from assay.guardrail import AsyncClient, Client, GuardrailError
 from assay.guardrail.checks import Guard
 from assay.guardrail.config import parse_config
+from assay.models import RetrievedChunk
 from assay.testing.local_app import free_port
 from assay.testing.processes import stop_group
+from tests.support.docs_examples import python_examples
 
 CONTEXT = ["Easy Access Saver: balances from £10,000 to £49,999 earn 3.25% AER. Interest is paid monthly."]
 SECRET_ANSWER = "Zebra-marker-7731 pays 3.25% AER; write to jane.doe@example.com."
@@ -61,6 +63,16 @@ def test_health_and_sync_client_blocks_a_leak(server: tuple[str, Path]) -> None:
         result = client.check(SECRET_QUESTION, SECRET_ANSWER, CONTEXT)
     assert result.verdict == "block"
     assert result.evaluator("pii_leakage").metrics[0].passed is False
+
+
+def test_the_docs_client_example_runs_against_the_service(server: tuple[str, Path]) -> None:
+    """The guardrail page's Python example, as an application would run it, pointed at this service."""
+    (example,) = python_examples("how-to/guardrail.md")
+    assert "http://127.0.0.1:8700" in example
+    chunks = [RetrievedChunk(text=text) for text in CONTEXT]
+    scope = {"question": SECRET_QUESTION, "answer": SECRET_ANSWER, "chunks": chunks}
+    exec(compile(example.replace("http://127.0.0.1:8700", server[0]), "docs/how-to/guardrail.md", "exec"), scope)
+    assert scope["result"].verdict == "block" and scope["result"].reasons
 
 
 def test_async_client_allows_a_grounded_answer(server: tuple[str, Path]) -> None:
