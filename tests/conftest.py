@@ -14,6 +14,10 @@ os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
 # Commands under test use the session's harness or a test's own server; tests/test_prefect_server.py covers
 # the kept server (a kept one per test would outlive the test).
 os.environ["ASSAY_PREFECT_SERVER"] = "temporary"
+# One math thread per test process (torch, BLAS, numba): the workers and the flow, server and browser processes
+# they start already share the cores, and a process's second thread only waited (spinning) for the first.
+for _threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NUMBA_NUM_THREADS"):
+    os.environ.setdefault(_threads, "1")
 # the project's numba cache, which `make install` fills with UMAP's kernels (python -m assay.mrm.topic_jit):
 # every test process that fits topics loads them instead of compiling for ~30 s
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(__file__).resolve().parents[1] / ".assay" / "cache" / "numba"))

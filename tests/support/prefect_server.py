@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -128,9 +129,27 @@ class PrefectServer:
                 _drain_prefect_workers()
 
 
+DRAIN_TIMEOUT_S = 10.0
+
+
 def _drain_prefect_workers() -> None:
     """Send the logs and events this process still holds to the server now, while it runs (as Prefect's own
-    test harness does before it stops its server): otherwise they are sent at exit and fail noisily."""
+    test harness does before it stops its server): otherwise they are sent at exit and fail noisily. Bounded:
+    a drain that hung once kept a test worker from ever ending its session, so after ``DRAIN_TIMEOUT_S`` what
+    is left is dropped."""
+    finished = threading.Event()
+
+    def drain_then_signal() -> None:
+        try:
+            _drain()
+        finally:
+            finished.set()
+
+    threading.Thread(target=drain_then_signal, name="drain-prefect-workers", daemon=True).start()
+    finished.wait(DRAIN_TIMEOUT_S)
+
+
+def _drain() -> None:
     import inspect as inspecting
 
     from prefect.events.worker import EventsWorker
