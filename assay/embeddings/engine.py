@@ -110,6 +110,16 @@ class EmbeddingEngine:
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
+    def compute(self, texts: Sequence[str]) -> np.ndarray:
+        """The model's unit vectors of ``texts``, computed now (no memo, cache or shipped vectors)."""
+        return self.encoder.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ).astype(np.float32)
+
     def _fill_memo(self, distinct: dict[str, str]) -> None:
         missing = [key for key in distinct if key not in self._memo]
         if missing and self.cache is not None:
@@ -120,13 +130,7 @@ class EmbeddingEngine:
             missing = [key for key in missing if key not in self._memo]
         if not missing:
             return
-        vectors = self.encoder.encode(
-            [distinct[key] for key in missing],
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32)
+        vectors = self.compute([distinct[key] for key in missing])
         self.encoded_count += len(missing)
         fresh = dict(zip(missing, vectors, strict=True))
         self._memo.update(fresh)

@@ -3,8 +3,6 @@
 
 from collections.abc import Iterable, Iterator
 
-import numpy as np
-
 from assay.corpora import chunk_corpus, load_corpus, sample_data_path
 from assay.embeddings import PACKAGED_MODEL, EmbeddingEngine, split_sentences
 from assay.embeddings.seed import SEED_FILE, write_seed
@@ -27,10 +25,7 @@ def _texts_of(chunks: Iterable[str]) -> Iterator[str]:
 def main() -> None:
     engine = EmbeddingEngine(PACKAGED_MODEL, backend="torch")
     texts = seed_texts()
-    vectors = engine.encoder.encode(
-        texts, batch_size=engine.batch_size, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
-    )
-    write_seed(engine.model_id, texts, np.asarray(vectors))
+    write_seed(engine.model_id, texts, engine.compute(texts))
     print(f"{SEED_FILE}: {len(texts)} texts, {SEED_FILE.stat().st_size // 1024} KB, model {engine.model_id}")
 
 

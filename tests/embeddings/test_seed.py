@@ -22,7 +22,7 @@ def test_the_shipped_vectors_cover_the_sample_corpus_exactly(engine: EmbeddingEn
 def test_the_shipped_vectors_are_what_the_model_computes(engine: EmbeddingEngine) -> None:
     texts = seed_texts()
     sample = [texts[i] for i in np.linspace(0, len(texts) - 1, 8).astype(int)]
-    fresh = engine.encoder.encode(sample, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    fresh = engine.compute(sample)
     shipped = seed_vectors(engine.model_id)
     for text, vector in zip(sample, fresh, strict=True):
         assert np.abs(shipped[text_key(engine.model_id, text)] - vector).max() < 1e-5, text[:60]
