@@ -25,11 +25,18 @@ def cluster() -> Iterator["distributed.LocalCluster"]:
 
 
 def _scores(out: Path, evaluator_id: str) -> tuple[list[dict], dict]:
-    """What the evaluator decided per row (not what the host took: durations differ between two runs)."""
+    """What the evaluator decided per row (not what the host took: durations differ between two runs). The
+    retrieval scores the sample RAG reports are kept to 4 decimals: a question embedded in a batch of another
+    size can differ in the 6th (BLAS picks other kernels), which is not a different decision."""
     document = json.loads((out / evaluator_id / "results.json").read_text())
     kept = []
     for row in document["results"]:
-        kept.append({key: value for key, value in row.items() if key not in ("actual_duration", "lab_row")})
+        row = {key: value for key, value in row.items() if key not in ("actual_duration", "lab_row")}
+        row["context_meta"] = [
+            {**meta, "score": round(meta["score"], 4)} if "score" in meta else meta
+            for meta in row.get("context_meta") or []
+        ]
+        kept.append(row)
     return kept, {model["key"]: model.get("aggregates", model) for model in document["models"]}
 
 

@@ -108,16 +108,28 @@ class Reviewer:
         self.forms: list[dict] = []
 
     def next_form(self):  # type: ignore[no-untyped-def]
-        def fresh():  # type: ignore[no-untyped-def]
-            run = paused_run(self.flow_name)
-            return run if run is not None and run.state.id not in self.seen else None
+        """The next pause's form, once Prefect has stored it: a run is Paused before its form's schema is
+        written (``pause_flow_run`` proposes the state, then saves the input), so a read can meet a 404."""
+        from prefect.exceptions import PrefectHTTPStatusError
 
-        wait_for(lambda: fresh() is not None, self.process, self.home, f"pause {len(self.seen) + 1}")
-        run = fresh()
-        self.seen.add(run.state.id)
-        form = {**form_of(run), "run": run}
-        self.forms.append(form)
-        return form
+        found: dict = {}
+
+        def fresh() -> bool:
+            run = paused_run(self.flow_name)
+            if run is None or run.state.id in self.seen:
+                return False
+            try:
+                found.update(form_of(run), run=run)
+            except PrefectHTTPStatusError as error:
+                if error.response.status_code != 404:
+                    raise
+                return False  # paused, its form not stored yet
+            return True
+
+        wait_for(fresh, self.process, self.home, f"pause {len(self.seen) + 1}")
+        self.seen.add(found["run"].state.id)
+        self.forms.append(found)
+        return found
 
 
 def answers(form: dict, reviewer: str = "ana") -> dict:

@@ -9,7 +9,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -134,40 +133,15 @@ DRAIN_TIMEOUT_S = 10.0
 
 def _drain_prefect_workers() -> None:
     """Send the logs and events this process still holds to the server now, while it runs (as Prefect's own
-    test harness does before it stops its server): otherwise they are sent at exit and fail noisily. Bounded:
-    a drain that hung once kept a test worker from ever ending its session, so after ``DRAIN_TIMEOUT_S`` what
-    is left is dropped."""
-    finished = threading.Event()
-
-    def drain_then_signal() -> None:
-        try:
-            _drain()
-        finally:
-            finished.set()
-
-    threading.Thread(target=drain_then_signal, name="drain-prefect-workers", daemon=True).start()
-    finished.wait(DRAIN_TIMEOUT_S)
-
-
-def _drain() -> None:
-    import inspect as inspecting
-
+    test harness does before it stops its server): otherwise they are sent at exit, to a stopped server, and the
+    process retries for about a minute before it ends. Only the services already running are drained (asking
+    for an instance starts one), from this thread, which runs no event loop, each wait bounded by
+    ``DRAIN_TIMEOUT_S``."""
     from prefect.events.worker import EventsWorker
     from prefect.logging.handlers import APILogWorker
-    from prefect.utilities.asyncutils import run_coro_as_sync
 
-    async def drain() -> None:
-        try:
-            pending = APILogWorker.instance().drain()
-            if inspecting.isawaitable(pending):
-                await pending
-        except RuntimeError:  # never started
-            pass
-        pending = EventsWorker.drain_all()
-        if inspecting.isawaitable(pending):
-            await pending
-
-    run_coro_as_sync(drain())
+    for service in (APILogWorker, EventsWorker):
+        service.drain_all(timeout=DRAIN_TIMEOUT_S, at_exit=False)
 
 
 RUN_TIMEOUT_S = 300
