@@ -190,6 +190,7 @@ def results_document(lab: TestLab, result: EvaluationResult) -> dict[str, Any]:
                 ),
             ],
             "judge": None if result.judge is None else result.judge.model_dump(mode="json"),
+            "origin": None if result.origin is None else result.origin.model_dump(mode="json"),
             "elapsed_s": result.elapsed_s,
             "schema_version": result.schema_version,
         },

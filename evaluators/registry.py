@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from assay.models.evaluation import EvaluatorSpec
 from assay.models.plugins import PluginOrigin, UnavailablePlugin
 from assay.models.thresholds import METRIC_OVERRIDES
-from assay.registry import Registry
+from assay.registry import Registry, code_origin
 
 ENTRY_POINT_GROUP = "assay.evaluators"
 
@@ -60,6 +60,18 @@ def evaluator_class(evaluator_id: str) -> type[Evaluator]:
 def evaluator_origin(evaluator_id: str) -> PluginOrigin:
     """The package the evaluator comes from: Assay, or the one whose entry point declared it."""
     return _EVALUATORS.origin(evaluator_id)
+
+
+def origin_of(evaluator: Evaluator) -> PluginOrigin:
+    """Where a running evaluator's code came from: its registered id's package, or, for an instance of a class
+    that was never registered (a notebook's, a test double), the package of the class's module."""
+    try:
+        registered = _EVALUATORS.get(evaluator.spec.id)
+    except ValueError:
+        registered = None
+    if registered is type(evaluator):
+        return _EVALUATORS.origin(evaluator.spec.id)
+    return code_origin(type(evaluator))
 
 
 def unavailable_evaluators() -> list[UnavailablePlugin]:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.registry import origin_of
 
 from assay.models import TestLab
 from assay.models.evaluation import CaseScores, EvaluationResult, MetricAggregate
@@ -135,5 +136,6 @@ def run_evaluator(evaluator: Evaluator, lab: TestLab, progress: Progress | None 
         aggregates=aggregates,
         model_details=details,
         judge=evaluator.judge_summary(),
+        origin=origin_of(evaluator),
         elapsed_s=round(time.perf_counter() - started, 3),
     )

@@ -142,6 +142,7 @@ def merge_results(evaluator: Evaluator, lab: TestLab, parts: Sequence[Evaluation
         aggregates=aggregates,
         model_details=details,
         judge=merge_judge_summaries([part.judge for part in parts]),
+        origin=parts[0].origin,
         elapsed_s=round(sum(part.elapsed_s for part in parts), 3),
     )
 

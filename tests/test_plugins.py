@@ -300,6 +300,11 @@ def test_the_plugin_evaluator_scores_a_lab_through_the_cli(scratch: Path, tmp_pa
         "hours": 0.0,
     }
     assert results["evaluator"]["id"] == "mentions_question_terms"
+    entry_point = "mentions_question_terms = assay_example_plugin.evaluators:MentionsQuestionTerms"
+    origin = {"package": "assay-example-plugin", "version": "0.1.0", "entry_point": entry_point}
+    assert results["evaluator"]["origin"] == origin
+    report = (tmp_path / "out" / "interpretation.html").read_text(encoding="utf-8")
+    assert "Code: assay-example-plugin 0.1.0, another package than Assay (entry point" in report
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from assay.artifacts.report.headline import primary_metric_headline
 from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.models.evaluation import on_good_side
+from assay.models.plugins import ASSAY_PACKAGE
 from assay.models.thresholds import recorded_override
 from assay.storage.runs import RUN_FILE
 from assay.validity.published import published_metrics
@@ -273,6 +274,15 @@ def _severity_rank(problem: dict[str, Any]) -> int:
     return SEVERITIES.index(severity) if severity in SEVERITIES else len(SEVERITIES)
 
 
+def _package(origin: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The package an evaluator's code came from, as results.json recorded it ('assay-example-plugin 0.1.0' and
+    whether it is a plugin of another package); None for results written before origins were recorded."""
+    if not origin:
+        return None
+    label = origin["package"] if origin.get("version") is None else f"{origin['package']} {origin['version']}"
+    return {"label": label, "plugin": origin["package"] != ASSAY_PACKAGE, "entry_point": origin.get("entry_point")}
+
+
 def build_interpretation(run: RunDocuments, published: PublishedLookup = published_metrics) -> dict[str, Any]:
     """The whole report as data: overview, models, evaluators (metrics, leaderboard, their problems and
     insights), all problems and insights, the eval eye's case rows, published validity, the MRM part."""
@@ -294,6 +304,7 @@ def build_interpretation(run: RunDocuments, published: PublishedLookup = publish
                 "description": spec.get("description", ""),
                 "domain": spec.get("domain"),
                 "compliance": spec.get("compliance", []),
+                "package": _package(spec.get("origin")),
                 "parameters": {p["name"]: p.get("value") for p in spec.get("parameters", [])},
                 "primary_metric": next((m["key"] for m in metrics if m["primary"]), None),
                 "metrics": metrics,

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from assay.models.base import DomainModel, PersistedModel
 from assay.models.judges import JudgeSummary
+from assay.models.plugins import PluginOrigin
 from assay.models.thresholds import overrides_in, resolve_threshold
 
 DEFAULT_EVALUATORS = ("answer_semantic_similarity", "text_matching")
@@ -133,6 +134,11 @@ class EvaluationResult(PersistedModel):
     )
     judge: JudgeSummary | None = Field(
         default=None, description="The LLM judge, prompt templates and cost account, for judged evaluators."
+    )
+    origin: PluginOrigin | None = Field(
+        default=None,
+        description="The package the evaluator's code came from (Assay or another package's entry point), with its "
+        "version; None in a result written before origins were recorded.",
     )
     elapsed_s: float = 0.0
 

@@ -196,3 +196,25 @@ def test_an_answer_absent_for_a_tool_call_is_unscored_with_that_reason_and_is_no
     tools = {scores.test_case_key: scores.unscored_reason
              for scores in run_evaluator(build_evaluator("agent_sanity"), lab).rows}  # fmt: skip
     assert tools["called"] is None
+
+
+def test_a_result_names_the_package_its_evaluator_came_from() -> None:
+    """Assay's own evaluators record Assay and its version; an instance of a class that was never registered (a
+    subclass made in a notebook or a test) records its module's package, never Assay's name."""
+    from importlib.metadata import version
+
+    from assay.evaluators.registry import evaluator_class
+
+    lab = lab_of(row("a", "the answer", expected="the answer"))
+    builtin = run_evaluator(build_evaluator("text_matching"), lab)
+    assert builtin.origin is not None
+    assert (builtin.origin.package, builtin.origin.version, builtin.origin.entry_point) == (
+        "assay", version("assay"), None
+    )
+
+    class Tweaked(evaluator_class("text_matching")):  # type: ignore[misc, valid-type]
+        pass
+
+    tweaked = run_evaluator(Tweaked(), lab)
+    assert tweaked.origin is not None and tweaked.origin.package == "tests"
+    assert tweaked.rows == builtin.rows
