@@ -103,8 +103,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 _CPU_LOG = os.environ.get("ASSAY_TEST_CPU_LOG")
-"""Where to append each test's CPU seconds (this worker and the processes it waited for) and wall seconds: on a
-2-core machine the suite is bound by CPU, so wall times measured under load say little about what to cut."""
+"""Where to append each test's CPU seconds (this worker and the processes it waited for), wall seconds, node id,
+worker and the time it ended (how the workers' loads end): on a 2-core machine the suite is bound by CPU, so
+wall times measured under load say little about what to cut."""
 
 
 def _cpu_seconds() -> float:
@@ -124,4 +125,5 @@ def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
     cpu, wall = _cpu_seconds(), time.monotonic()
     yield
     with open(_CPU_LOG, "a", encoding="utf-8") as log:
-        log.write(f"{_cpu_seconds() - cpu:.2f} {time.monotonic() - wall:.2f} {item.nodeid}\n")
+        worker, ended = os.environ.get("PYTEST_XDIST_WORKER", "main"), time.time()
+        log.write(f"{_cpu_seconds() - cpu:.2f} {time.monotonic() - wall:.2f} {item.nodeid} {worker} {ended:.1f}\n")
