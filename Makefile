@@ -12,7 +12,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 
-.PHONY: install bytecode demo test lint docs bench clean
+.PHONY: install bytecode demo test check lint docs bench clean
 
 install: $(STAMP)
 
@@ -51,6 +51,12 @@ test: install
 	# TEST_WORKERS processes, two per core on the 2-core machines CI uses: the server and browser tests mostly
 	# wait on their servers and browsers, and a second worker per core fills that time (19.5 -> 11.4 min there).
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile || [ $$? -eq 5 ]
+
+# The quick loop while working: the linter and every test file but those measured at 10 worker-seconds or more
+# in tests/durations.txt (the servers, browsers and whole flows). `make test` runs everything, as CI does.
+check: install
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --quick || [ $$? -eq 5 ]
 
 lint: install
 	$(BIN)/ruff check .

@@ -28,6 +28,7 @@ import pytest  # noqa: E402
 
 from assay.embeddings import EmbeddingEngine, shared_engine  # noqa: E402
 from assay.testing.seaweed import SeaweedServer, running_seaweed  # noqa: E402
+from tests.support.durations_file import DURATIONS, heavy_files, seconds_per_file  # noqa: E402
 from tests.support.prefect_server import PrefectServer, running_prefect_server  # noqa: E402
 
 
@@ -78,27 +79,27 @@ def _prefect_pointers_left_as_found() -> Iterator[None]:
     assert not changed, f"this test left Prefect's settings in os.environ changed (before, after): {changed}"
 
 
-DURATIONS = Path(__file__).with_name("durations.txt")
-"""Measured seconds per test phase of a whole run (``PYTEST_ADDOPTS=--durations=0 make test``)."""
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--quick",
+        action="store_true",
+        help="leave out the test files measured at 10 worker-seconds or more (tests/durations.txt): `make check`",
+    )
 
 
-def _seconds_per_file() -> dict[str, float]:
-    costs: dict[str, float] = {}
-    if DURATIONS.is_file():
-        for line in DURATIONS.read_text(encoding="utf-8").splitlines():
-            parts = line.split()
-            if len(parts) == 3 and not line.startswith("#") and parts[0].endswith("s"):
-                path = parts[2].split("::")[0]
-                costs[path] = costs.get(path, 0.0) + float(parts[0][:-1])
-    return costs
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest test files first (stable: a file's tests keep their order; unmeasured files go last). xdist's
-    ``--dist loadfile`` keeps this order only with ``--no-loadscope-reorder``; by default it orders files by
-    their number of tests, and ``make test`` keeps that default: the one run with the longest files first
-    (issue 37 notes) put every heavy file on the 2 cores at once and was not faster."""
-    costs = _seconds_per_file()
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest test files first (stable: a file's tests keep their order; unmeasured files go last), as
+    ``tests/durations.txt`` measured them; with ``--quick``, the heavy files are left out. xdist's ``--dist
+    loadfile`` keeps this order only with ``--no-loadscope-reorder``; by default it orders files by their
+    number of tests."""
+    durations = DURATIONS.read_text(encoding="utf-8") if DURATIONS.is_file() else ""
+    if config.getoption("--quick"):
+        heavy = heavy_files(durations)
+        left_out = [item for item in items if item.nodeid.split("::")[0] in heavy]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if item.nodeid.split("::")[0] not in heavy]
+    costs = seconds_per_file(durations)
     items.sort(key=lambda item: -costs.get(item.nodeid.split("::")[0], 0.0))
 
 
