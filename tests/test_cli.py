@@ -28,7 +28,7 @@ def test_help_does_not_import_heavy_libraries() -> None:
 def test_evaluators_list_json_has_metadata() -> None:
     result = runner.invoke(app, ["evaluators", "list", "--json"])
     assert result.exit_code == 0, result.output
-    specs = {spec["id"]: spec for spec in json.loads(result.output)}
+    specs = {spec["id"]: spec for spec in json.loads(result.stdout)}
     metric = specs["text_matching"]["metrics"][0]
     assert metric["key"] == "model_passes" and metric["is_primary"] and metric["threshold"] == 0.5
     assert specs["answer_semantic_similarity"]["needs"] == ["embeddings"]
@@ -114,7 +114,7 @@ def test_artifacts_commands(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> 
 
     listing = runner.invoke(app, ["artifacts", "list", "--all-versions", "--json"])
     assert listing.exit_code == 0, listing.output
-    assert [(m["name"], m["version"]) for m in json.loads(listing.output)] == [
+    assert [(m["name"], m["version"]) for m in json.loads(listing.stdout)] == [
         ("reports/r.json", 1),
         ("reports/r.json", 2),
     ]

@@ -105,7 +105,7 @@ def test_alignment_with_a_reviewers_labels(tmp_path: Path, judge: JudgeServer, m
     result = runner.invoke(app, ["judges", "align", "--results", str(tmp_path / "run"), "--labels", str(labels),
                                  "--json"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    report = json.loads(result.output)
+    report = json.loads(result.stdout)
     assert report["policy_labels_left_out"] == 1
     (sexism,) = report["alignment"]
     assert sexism["pairs"] == 10 and sexism["agreement"] == 0.8 and sexism["reviewers"] == ["Dana Reviewer"]

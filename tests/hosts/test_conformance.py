@@ -27,7 +27,7 @@ def test_every_built_in_host_conforms(check: Check) -> None:
 def test_hosts_list_shows_the_type_with_its_metadata(host_type: str) -> None:
     result = runner.invoke(app, ["hosts", "list", "--json"])
     assert result.exit_code == 0, result.output
-    listed = {spec["id"]: spec for spec in json.loads(result.output)}
+    listed = {spec["id"]: spec for spec in json.loads(result.stdout)}
     entry = listed[host_type]
     assert entry.pop("available") is True and entry.pop("origin")["package"] == "assay"  # where it comes from
     assert HostSpec.model_validate(entry) == host_spec(host_type)

@@ -39,6 +39,6 @@ def test_check_says_why_a_judge_cannot_be_reached(tmp_path: Path) -> None:
 def test_templates_list_every_shipped_template_with_its_version() -> None:
     result = runner.invoke(app, ["judges", "templates", "--json"])
     assert result.exit_code == 0
-    templates = {item["id"]: item for item in json.loads(result.output)}
+    templates = {item["id"]: item for item in json.loads(result.stdout)}
     assert templates["sexism"]["version"] == "1" and templates["sexism"]["schema"]["title"] == "sexism"
     assert {"ragas_claims", "databricks_correctness", "fact_check_verdict"} <= set(templates)

@@ -70,7 +70,7 @@ def test_a_test_lab_is_refused(tmp_path: Path) -> None:
 def test_perturbators_list_shows_every_id_and_kind() -> None:
     result = runner.invoke(app, ["perturbators", "list", "--json"])
     assert result.exit_code == 0, result.output
-    listed = {item["id"]: item for item in json.loads(result.output)}
+    listed = {item["id"]: item for item in json.loads(result.stdout)}
     assert listed["base64"]["kind"] == "adversarial" and listed["comma"]["kind"] == "input_variation"
     assert listed["random_delete"]["amounts"] == {"low": 0.03, "medium": 0.06, "high": 0.12}
     table = runner.invoke(app, ["perturbators", "list"])

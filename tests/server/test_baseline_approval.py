@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from assay.artifacts.report.run_documents import RunDocuments
 from assay.artifacts.revalidation import assess
-from assay.flows.baseline import APPROVE, DECLINE, REASON_TITLE
+from assay.flows.baseline import APPROVE, DECLINE, REASON_TITLE, approve_baseline_flow
 
 from assay.baselines import Baselines
 from assay.models.revalidation import BaselineApproval
@@ -54,14 +54,26 @@ def _start(server: tuple[str, Path], home: Path, **parameters: object) -> subpro
 
 def _next_form(process: subprocess.Popen, home: Path, seen: set[str]) -> tuple[object, dict]:
     from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateName
+    from prefect.client.schemas.filters import (
+        FlowFilter,
+        FlowFilterName,
+        FlowRunFilter,
+        FlowRunFilterState,
+        FlowRunFilterStateName,
+    )
     from prefect.exceptions import PrefectHTTPStatusError
 
+    # the worker's server is shared with other test files, whose runs may be left paused: only this flow's count
+    approval = FlowFilter(name=FlowFilterName(any_=[approve_baseline_flow.name]))
     deadline = time.monotonic() + WAIT_S
     with get_client(sync_client=True) as client:
         while time.monotonic() < deadline:
             paused = FlowRunFilter(state=FlowRunFilterState(name=FlowRunFilterStateName(any_=["Paused"])))
-            runs = [run for run in client.read_flow_runs(flow_run_filter=paused) if run.state.id not in seen]
+            runs = [
+                run
+                for run in client.read_flow_runs(flow_filter=approval, flow_run_filter=paused)
+                if run.state.id not in seen
+            ]
             if runs:
                 run = runs[0]
                 try:  # Prefect pauses the run first and writes the form's schema then

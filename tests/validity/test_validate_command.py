@@ -89,7 +89,7 @@ def test_auc_matches_the_pairwise_count_by_hand(tmp_path: Path) -> None:
     assert report["labels_sha256"] and report["rows"] == 8 and report["acceptable"] == 5
     assert "validity/labels/" in result.output and "0.542 [" in result.output
     listed = runner.invoke(app, ["artifacts", "list", "validity/labels/", "--json"])
-    assert {item["name"] for item in json.loads(listed.output)} == {f"validity/labels/{name}" for name in FILES}
+    assert {item["name"] for item in json.loads(listed.stdout)} == {f"validity/labels/{name}" for name in FILES}
 
 
 GOOD = '{"question": "q", "context": "c", "answer": "a", "label": 1}\n'
