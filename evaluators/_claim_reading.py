@@ -15,6 +15,8 @@ That is what lets a live check skip the encoder for claims that cannot change th
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assay.models.evaluation import straddles
+
 POLARITY_PENALTY = 0.8
 
 
@@ -82,5 +84,5 @@ def deciding_claims(bounds: Sequence[tuple[float, float]], threshold: float | No
     return [
         index
         for index, (low, high) in enumerate(bounds)
-        if low <= weakest_possible or (threshold is not None and low < threshold <= high)
+        if low <= weakest_possible or (threshold is not None and straddles(low, high, threshold))
     ]

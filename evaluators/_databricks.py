@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from assay.evaluators._judged import JUDGE_COMPLIANCE, CaseJudge, JudgedEvaluator, JudgeFailed
-from assay.evaluators.base import CaseContext, Scored, Unscored
+from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric
 
 from assay.models.evaluation import MetricMeta
 
@@ -38,15 +38,7 @@ def rating_metric(
     key: str, display_name: str, description: str, aggregate_name: str, *, primary: bool = True
 ) -> MetricMeta:
     """A per-case yes (1.0) / no (0.0) metric; its mean over the cases is the share rated yes."""
-    return MetricMeta(
-        key=key,
-        display_name=display_name,
-        description=description,
-        higher_is_better=True,
-        threshold=0.5,
-        is_primary=primary,
-        aggregate_name=aggregate_name,
-    )
+    return score_metric(key, display_name, description, primary=primary, threshold=0.5, aggregate_name=aggregate_name)
 
 
 def rating_value(verdict: dict[str, Any]) -> float:

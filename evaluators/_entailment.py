@@ -5,6 +5,8 @@ from collections.abc import Sequence
 from assay.evaluators._nli import NliBackend, answer_entailment
 from assay.evaluators.base import Scored
 
+from assay.models.evaluation import on_good_side
+
 
 def passages_of(texts: Sequence[str]) -> list[str]:
     """The retrieved chunks an answer is checked against (blank chunks hold nothing to entail)."""
@@ -15,7 +17,7 @@ def entailment_scored(nli: NliBackend, sentences: Sequence[str], passages: Seque
     """Each answer sentence's best entailment over the passages (and their windows); the least entailed sentence
     gives the score, and the share below ``threshold`` the ungrounded sentences."""
     support = nli.support(list(sentences), list(passages))
-    below = sum(sentence.entailment < threshold for sentence in support)
+    below = sum(not on_good_side(sentence.entailment, threshold, True) for sentence in support)
     weakest = min(support, key=lambda sentence: sentence.entailment)
     return Scored(
         {

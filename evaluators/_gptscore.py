@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, JudgeFailed, judged_spec
-from assay.evaluators.base import CaseContext, Scored, golden_pair
+from assay.evaluators.base import CaseContext, Scored, golden_pair, quantity_metric
 
 from assay.judges.templates import template
 from assay.models.evaluation import CaseInput, Domain, EvaluatorSpec, MetricMeta, Task
@@ -79,14 +79,13 @@ FLUENCY = Aspect("fluency", "Fluency", "Is the generated text well-written and g
 def gptscore_metrics(aspects: tuple[Aspect, ...]) -> list[MetricMeta]:
     """The manual's metrics: lower is better, range [0, inf]; the first aspect is primary."""
     return [
-        MetricMeta(
-            key=aspect.key,
-            display_name=aspect.display_name,
-            description=f"{aspect.description} Average negative log-likelihood (nats per token); lower is better.",
-            higher_is_better=False,
+        quantity_metric(
+            aspect.key,
+            aspect.display_name,
+            f"{aspect.description} Average negative log-likelihood (nats per token); lower is better.",
+            ceiling=INFINITY,
             threshold=DEFAULT_THRESHOLD,
-            range=(0.0, INFINITY),
-            is_primary=index == 0,
+            primary=index == 0,
         )
         for index, aspect in enumerate(aspects)
     ]

@@ -120,11 +120,13 @@ def judge_spec(
     also_reads: Sequence[CaseInput] = (),
     compliance: Sequence[str] = JUDGE_COMPLIANCE,
     model_types: Sequence[ModelType] | None = None,
+    also_needs: Sequence[Need] = (),
 ) -> EvaluatorSpec:
     """The spec of a judge of the actual answer or of the retrieved context for the question: what differs
-    between such judges is its row of arguments; the judge need is the same for all. The required inputs are
-    the question, ``also_reads`` (e.g. the expected answer) and the judged text; ``model_types`` overrides the
-    judged text's (a judge of the answer against the retrieved context is for RAG only)."""
+    between such judges is its row of arguments; the judge need is the same for all (then ``also_needs``). The
+    required inputs are the question, ``also_reads`` (e.g. the expected answer) and the judged text;
+    ``model_types`` overrides the judged text's (a judge of the answer against the retrieved context is for RAG
+    only)."""
     filed_under = JUDGED_INPUTS[judged]
     return judged_spec(
         id,
@@ -137,6 +139,7 @@ def judge_spec(
         compliance=compliance,
         model_types=filed_under["model_types"] if model_types is None else model_types,
         problem_type=problem_type,
+        also_needs=also_needs,
     )
 
 

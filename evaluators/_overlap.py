@@ -1,6 +1,7 @@
 """Word overlap between an answer and its context: the one-line baselines every groundedness score must beat,
 and lexical signals of the learned groundedness model; also the spec shared by the n-gram overlap scores of an
-answer against the expected answer (BLEU, ROUGE).
+answer against the expected answer (BLEU, ROUGE), and the golden cases they share with the other scores of an
+answer against the expected answer (BERTScore, answer semantic similarity).
 
 Tokens are lower-cased runs of letters or digits, so "3.25%" gives "3" and "25" and "don't" gives "don" and
 "t": crude on purpose, because the baselines quoted beside our figures (shared/validity/README.md) are the
@@ -38,9 +39,10 @@ def reference_overlap_spec(
     )
 
 
-def reference_overlap_golden(good_answer: str) -> dict[str, dict[str, Any]]:
-    """The golden cases of an n-gram overlap score (BLEU, ROUGE): ``good_answer`` against one expected answer
-    about the savings rate, and an off-topic answer that shares no n-gram with it."""
+def reference_answer_golden(good_answer: str) -> dict[str, dict[str, Any]]:
+    """The golden cases of a score of the actual answer against the expected answer (BLEU, ROUGE, BERTScore,
+    answer semantic similarity): ``good_answer`` against one expected answer about the savings rate, and an
+    off-topic answer that shares no n-gram with it."""
     return golden_pair(
         good_answer,
         "Our branches open at 9am on Saturdays.",

@@ -16,7 +16,7 @@ import numpy as np
 from assay.evaluators._judged import CaseJudge, JudgeFailed
 from assay.evaluators._sentence_similarity import sentences_of
 from assay.evaluators._split_bound import check_bound
-from assay.evaluators.base import CaseContext, Unscored
+from assay.evaluators.base import CaseContext, Scored, Unscored
 
 from assay.embeddings import Embedder
 
@@ -31,6 +31,10 @@ class Part:
     score: float
     details: dict[str, Any] = field(default_factory=dict)
     extra: dict[str, float] = field(default_factory=dict)
+
+    def scored(self, key: str) -> Scored:
+        """The part as its own evaluator's result: the score under metric ``key``, the extra values beside it."""
+        return Scored(scores={key: self.score, **self.extra}, details=self.details)
 
 
 # -- formulas ------------------------------------------------------------------------------------------------

@@ -28,13 +28,14 @@ def similarity_spec(
     needs: Sequence[Need] = ("embeddings",),
 ) -> EvaluatorSpec:
     """The spec of an evaluator scoring by embedding similarity: what differs is its row of arguments. One that
-    compares the retrieved context is filed under retrieval, for RAG; the others under generation."""
+    reads the retrieved context is for RAG, and filed under retrieval unless it scores the actual answer (against
+    that context); the others under generation."""
     retrieval = "retrieved_context" in required_inputs
     return EvaluatorSpec(
         id=id,
         display_name=display_name,
         description=description,
-        domain="retrieval" if retrieval else "generation",
+        domain="retrieval" if retrieval and "actual_output" not in required_inputs else "generation",
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
         **({"model_types": ["rag"]} if retrieval else {}),
         required_inputs=list(required_inputs),

@@ -17,6 +17,7 @@ import numpy as np
 import regex
 
 from assay.embeddings import split_sentences
+from assay.models.evaluation import on_good_side
 
 MAX_STEPS = 200
 
@@ -129,13 +130,15 @@ def align_steps(similarity: np.ndarray, match_threshold: float) -> Alignment:
     edits = np.zeros((rows + 1, columns + 1), dtype=np.int64)
     paired_similarity = np.zeros((rows + 1, columns + 1))
     move = np.zeros((rows + 1, columns + 1), dtype=np.int8)
+    mismatch = (~on_good_side(similarity, match_threshold, True)).astype(np.int64)  # 1 where a pair is no match
     edits[1:, 0], move[1:, 0] = np.arange(1, rows + 1), _INSERT
     edits[0, 1:], move[0, 1:] = np.arange(1, columns + 1), _DELETE
     for row in range(1, rows + 1):
         for column in range(1, columns + 1):
             pair = float(similarity[row - 1, column - 1])
+            diagonal = edits[row - 1, column - 1] + mismatch[row - 1, column - 1]
             candidates = (
-                (edits[row - 1, column - 1] + (pair < match_threshold), paired_similarity[row - 1, column - 1] + pair),
+                (diagonal, paired_similarity[row - 1, column - 1] + pair),
                 (edits[row, column - 1] + 1, paired_similarity[row, column - 1]),
                 (edits[row - 1, column] + 1, paired_similarity[row - 1, column]),
             )
@@ -147,7 +150,7 @@ def align_steps(similarity: np.ndarray, match_threshold: float) -> Alignment:
     while row or column:
         step = move[row, column]
         if step == _DIAGONAL:
-            mismatches += bool(similarity[row - 1, column - 1] < match_threshold)
+            mismatches += int(mismatch[row - 1, column - 1])
             row, column = row - 1, column - 1
         elif step == _DELETE:
             deletions += 1

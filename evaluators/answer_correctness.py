@@ -79,4 +79,4 @@ class AnswerCorrectness(JudgedEvaluator):
         part = await _ragas.answer_correctness(
             case, ask, self.services.embedder, self.factuality_weight, self.semantic_weight
         )
-        return Scored(scores={"answer_correctness": part.score, **part.extra}, details=part.details)
+        return part.scored("answer_correctness")

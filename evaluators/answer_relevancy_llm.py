@@ -7,10 +7,10 @@ question with the generated ones (clipped to [0, 1]), and 0 when the judge finds
 """
 
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from assay.evaluators import _ragas
-from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
+from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judge_spec
 from assay.evaluators.base import CaseContext, Scored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
@@ -23,10 +23,20 @@ ANSWER_RELEVANCY_METRIC = score_metric(
 )
 
 
+def answer_relevancy_golden(good_answer: str) -> dict[str, dict[str, Any]]:
+    """The golden cases of answer relevancy, for the judge and its offline proxy (``cascade_proxy``) alike:
+    ``good_answer`` to a question about the savings rate, and an off-topic answer."""
+    return golden_pair(
+        good_answer,
+        "Our branches open at 9am on Saturdays. Parking is free for customers.",
+        question="What interest rate does the Easy Access Saver pay?",
+    )
+
+
 @register
 @dataclass
 class AnswerRelevancyLLM(JudgedEvaluator):
-    spec = judged_spec(
+    spec = judge_spec(
         "answer_relevancy_llm",
         "Answer Relevancy (Judge)",
         "How pertinent the actual answer is to the question: the LLM judge generates the questions the "
@@ -34,15 +44,10 @@ class AnswerRelevancyLLM(JudgedEvaluator):
         "noncommittal answer scores 0.",
         [ANSWER_RELEVANCY_METRIC],
         keywords=["relevancy", "question generation", "embeddings", "llm-judge", "ragas"],
-        domain="generation",
-        required_inputs=["question", "actual_output"],
+        judged="actual_output",
         also_needs=["embeddings"],
     )
-    golden = golden_pair(
-        "The Easy Access Saver pays an interest rate of 3.25% AER.",
-        "Our branches open at 9am on Saturdays. Parking is free for customers.",
-        question="What interest rate does the Easy Access Saver pay?",
-    )
+    golden = answer_relevancy_golden("The Easy Access Saver pays an interest rate of 3.25% AER.")
     cascade_proxy: ClassVar[str | None] = "answer_relevancy_sentence_similarity"
 
     questions: int = field(
@@ -55,4 +60,4 @@ class AnswerRelevancyLLM(JudgedEvaluator):
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.answer_relevancy(case, ask, self.services.embedder, self.questions)
-        return Scored(scores={"answer_relevancy": part.score}, details=part.details)
+        return part.scored("answer_relevancy")

@@ -9,7 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from assay.evaluators._sentence_similarity import SentenceSimilarityEvaluator, sentences_of, similarity_spec
-from assay.evaluators.base import CaseContext, golden_pair, score_metric
+from assay.evaluators.answer_relevancy_llm import answer_relevancy_golden
+from assay.evaluators.base import CaseContext, score_metric
 from assay.evaluators.registry import register
 
 
@@ -35,10 +36,8 @@ class AnswerRelevancySentenceSimilarity(SentenceSimilarityEvaluator):
         required_inputs=["question", "actual_output"],
     )
 
-    golden = golden_pair(
-        "The Easy Access Saver pays an interest rate of 3.25% AER. You can open it in the app.",
-        "Our branches open at 9am on Saturdays. Parking is free for customers.",
-        question="What interest rate does the Easy Access Saver pay?",
+    golden = answer_relevancy_golden(
+        "The Easy Access Saver pays an interest rate of 3.25% AER. You can open it in the app."
     )
 
     split_inputs = ("actual_output",)

@@ -3,8 +3,9 @@
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assay.evaluators._overlap import reference_answer_golden
 from assay.evaluators._sentence_similarity import similarity_spec
-from assay.evaluators.base import CaseContext, Evaluator, cosine, golden_pair, score_metric
+from assay.evaluators.base import CaseContext, Evaluator, cosine, score_metric
 from assay.evaluators.registry import register
 
 
@@ -28,11 +29,7 @@ class AnswerSemanticSimilarity(Evaluator):
         required_inputs=["expected_output", "actual_output"],
     )
 
-    golden = golden_pair(
-        "Balances from £10,000 in the Easy Access Saver earn 3.25% AER.",
-        "Our branches open at 9am on Saturdays.",
-        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-    )
+    golden = reference_answer_golden("Balances from £10,000 in the Easy Access Saver earn 3.25% AER.")
 
 
     def prepare(self, cases: Sequence[CaseContext]) -> None:

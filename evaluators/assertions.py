@@ -17,12 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from assay.evaluators import _assertion_checks as checks
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair, quantity_metric, score_metric
 from assay.evaluators.registry import register
 from pydantic import ValidationError
 
 from assay.models import Assertion, TestLabRow
-from assay.models.evaluation import CaseScores, EvaluatorSpec, MetricMeta
+from assay.models.evaluation import CaseScores, EvaluatorSpec, on_good_side
 
 EVERY_CASE = "*"
 """The category of ``assertions_by_category`` whose assertions apply to every case."""
@@ -31,23 +31,6 @@ Verdict = tuple[bool | None, str]
 
 TEXT_TYPES = {"EXACT_MATCH", "CONTAINS_ALL", "CONTAINS_ANY", "STARTS_WITH"}
 SINGLE_TARGET_TYPES = {"EXACT_MATCH", "STARTS_WITH", "TOOL_CALLED", "TOOL_CALLED_WITH"}
-
-
-def _metric(key: str, display_name: str, description: str, **options: Any) -> MetricMeta:
-    return MetricMeta(key=key, display_name=display_name, description=description, **options)
-
-
-def _golden_checks() -> dict[str, Any]:
-    """What both golden cases check: a JSON answer naming the city asked for, the temperature, and no refusal."""
-    return {
-        "response_format": "json",
-        "variables": {"city": "Paris"},
-        "assertions": [
-            Assertion(type="EXACT_MATCH", targets=["{{city}}"], json_path="$.city"),
-            Assertion(type="EXACT_MATCH", targets=["21"], json_path="$.temperature"),
-            Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
-        ],
-    }
 
 
 def _assertion(category: str, index: int, item: Any) -> Assertion:
@@ -77,43 +60,53 @@ class Assertions(Evaluator):
         compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis", "SR 11-7: Ongoing Monitoring"],
         required_inputs=["assertions"],
         metrics=[
-            _metric(
+            quantity_metric(
                 "assertion_score",
                 "Assertion score",
                 "Weighted average of the assertion outcomes (1 pass, 0 fail) with the assertion weights, "
                 "scaled 0-100; passes only at 100, when every weighted assertion holds.",
+                ceiling=100.0,
                 threshold=100.0,
-                range=(0.0, 100.0),
-                is_primary=True,
+                higher_is_better=True,
+                primary=True,
             ),
-            _metric(
+            score_metric(
                 "assertions_passed",
                 "Assertions passed",
                 "Share of the case's assertions that hold, unweighted (weight-0 assertions count too).",
                 threshold=1.0,
             ),
-            _metric(
+            score_metric(
                 "assertions_failed",
                 "Assertions failed",
                 "Share of the case's assertions that fail, unweighted.",
                 higher_is_better=False,
                 threshold=0.0,
             ),
-            _metric(
+            quantity_metric(
                 "weighted_assertion_score",
                 "Weighted assertion score",
                 "Per model: the case scores averaged with the case weights (0-100); per case, the case score.",
+                ceiling=100.0,
                 threshold=100.0,
-                range=(0.0, 100.0),
+                higher_is_better=True,
             ),
         ],
         keywords=["assertions", "rules", "json", "tool-calls", "latency", "cost", "prompt-foundry"],
     )
 
-    golden = {
-        "good": {"actual_output": '```json\n{"city": "Paris", "temperature": 21}\n```', **_golden_checks()},
-        "bad": {"actual_output": '{"city": "Lyon", "temperature": 21}', **_golden_checks()},
-    }
+    # Both golden cases check a JSON answer naming the city asked for, the temperature, and no refusal.
+    golden = golden_pair(
+        '```json\n{"city": "Paris", "temperature": 21}\n```',
+        '{"city": "Lyon", "temperature": 21}',
+        response_format="json",
+        variables={"city": "Paris"},
+        assertions=[
+            Assertion(type="EXACT_MATCH", targets=["{{city}}"], json_path="$.city"),
+            Assertion(type="EXACT_MATCH", targets=["21"], json_path="$.temperature"),
+            Assertion(type="CONTAINS_ANY", targets=["sorry", "cannot"], negate=True, ignore_case=True),
+        ],
+    )
     assertions_by_category: dict[str, list[dict[str, Any]]] = field(
         default_factory=dict,
         metadata={
@@ -319,7 +312,7 @@ class Assertions(Evaluator):
     def _within(measured: float | None, threshold: float | None, what: str) -> bool:
         if measured is None:
             raise checks.AssertionProblem(f"the host reported no {what}")
-        return measured <= (threshold or 0.0)
+        return bool(on_good_side(measured, threshold or 0.0, higher_is_better=False))
 
     @staticmethod
     def _assistant_turn(case: CaseContext, turn: int) -> str:

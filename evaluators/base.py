@@ -187,17 +187,59 @@ class CaseContext:
         return [name for name in inputs if not present[name]]
 
 
-def score_metric(key: str, display_name: str, description: str, *, primary: bool = False) -> MetricMeta:
-    """A score in [0, 1] where higher is better, passing from 0.75: a similarity, an overlap, a share of cases
-    (the most common kind of metric)."""
-    return MetricMeta(key=key, display_name=display_name, description=description, threshold=0.75, is_primary=primary)
+def quantity_metric(
+    key: str,
+    display_name: str,
+    description: str,
+    *,
+    ceiling: float,
+    threshold: float | None,
+    higher_is_better: bool = False,
+    primary: bool = False,
+    aggregate_name: str | None = None,
+) -> MetricMeta:
+    """A quantity from 0 up to ``ceiling`` (seconds, tokens, steps, nats per token; a score has ceiling 1), where
+    less is better unless said; with no ``threshold`` the metric reports no problems. Every metric kind below
+    is one of these."""
+    return MetricMeta(
+        key=key,
+        display_name=display_name,
+        description=description,
+        higher_is_better=higher_is_better,
+        threshold=threshold,
+        range=(0.0, ceiling),
+        is_primary=primary,
+        aggregate_name=aggregate_name,
+    )
+
+
+def score_metric(
+    key: str,
+    display_name: str,
+    description: str,
+    *,
+    primary: bool = False,
+    higher_is_better: bool = True,
+    threshold: float | None = 0.75,
+    aggregate_name: str | None = None,
+) -> MetricMeta:
+    """A score in [0, 1], by default higher is better and passing from 0.75 (the most common kind of metric): a
+    similarity, an overlap, a share of cases; or, with ``higher_is_better=False``, the probability of a harm."""
+    return quantity_metric(
+        key,
+        display_name,
+        description,
+        ceiling=1.0,
+        threshold=threshold,
+        higher_is_better=higher_is_better,
+        primary=primary,
+        aggregate_name=aggregate_name,
+    )
 
 
 def failure_metric(key: str, display_name: str, description: str) -> MetricMeta:
     """A share of failing outputs (or of failures of one kind), lower is better, a problem from 0.5."""
-    return MetricMeta(
-        key=key, display_name=display_name, description=description, higher_is_better=False, threshold=0.5
-    )
+    return score_metric(key, display_name, description, higher_is_better=False, threshold=0.5)
 
 
 def verdict_metrics(rows: Sequence[tuple[str, str, str]]) -> list[MetricMeta]:
@@ -205,13 +247,13 @@ def verdict_metrics(rows: Sequence[tuple[str, str, str]]) -> list[MetricMeta]:
     with threshold 0.5, where ``model_passes`` is the primary metric and the only one where higher is better
     (the others, ``model_failures`` and the like, count failures of one kind)."""
     return [
-        MetricMeta(
-            key=key,
-            display_name=display_name,
-            description=description,
+        score_metric(
+            key,
+            display_name,
+            description,
+            primary=key == "model_passes",
             higher_is_better=key == "model_passes",
             threshold=0.5,
-            is_primary=key == "model_passes",
         )
         for key, display_name, description in rows
     ]
@@ -220,9 +262,21 @@ def verdict_metrics(rows: Sequence[tuple[str, str, str]]) -> list[MetricMeta]:
 def golden_pair(good_answer: str, bad_answer: str, **shared: Any) -> dict[str, dict[str, Any]]:
     """An evaluator's ``golden`` cases (see ``Evaluator``) where they differ only in the actual answer:
     ``shared`` holds the other ``CaseContext.build`` fields, the same in both (each case gets its own copy)."""
+    return _golden_cases("actual_output", good_answer, bad_answer, shared)
+
+
+def golden_contexts(
+    good_context: list[str] | list[RetrievedChunk], bad_context: list[str] | list[RetrievedChunk], **shared: Any
+) -> dict[str, dict[str, Any]]:
+    """The ``golden`` cases of an evaluator of retrieval, where they differ only in the retrieved context:
+    ``shared`` as in ``golden_pair``."""
+    return _golden_cases("retrieved_context", good_context, bad_context, shared)
+
+
+def _golden_cases(differing: str, good: Any, bad: Any, shared: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
-        "good": {**copy.deepcopy(shared), "actual_output": good_answer},
-        "bad": {**copy.deepcopy(shared), "actual_output": bad_answer},
+        "good": {**copy.deepcopy(shared), differing: good},
+        "bad": {**copy.deepcopy(shared), differing: bad},
     }
 
 

@@ -24,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from assay.evaluators._overlap import reference_answer_golden
 from assay.evaluators._sentence_similarity import rounded, similarity_spec
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import PACKAGED_MODEL, ModelUnavailableError, resolve_model_path
@@ -133,11 +134,7 @@ class BertScore(Evaluator):
         needs=["model_weights"],
     )
 
-    golden = golden_pair(
-        "Balances from £10,000 in the Easy Access Saver earn 3.25% AER.",
-        "Our branches open at 9am on Saturdays.",
-        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000.",
-    )
+    golden = reference_answer_golden("Balances from £10,000 in the Easy Access Saver earn 3.25% AER.")
 
     model: str = field(
         default=PACKAGED_MODEL,

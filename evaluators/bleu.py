@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from assay.evaluators._overlap import reference_overlap_golden, reference_overlap_spec
+from assay.evaluators._overlap import reference_answer_golden, reference_overlap_spec
 from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric
 from assay.evaluators.registry import register
 
@@ -66,7 +66,7 @@ class Bleu(Evaluator):
         keywords=["bleu", "n-gram", "ground-truth", "summarization", "translation"],
     )
 
-    golden = reference_overlap_golden("The Easy Access Saver pays 3.25% AER on balances from £10,000.")
+    golden = reference_answer_golden("The Easy Access Saver pays 3.25% AER on balances from £10,000.")
 
     tokenize: str = field(
         default="13a",

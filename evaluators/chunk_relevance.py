@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from assay.evaluators._databricks import ChunkRatingJudge, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, golden_contexts
 from assay.evaluators.registry import register
 
 
@@ -30,22 +30,17 @@ class ChunkRelevance(ChunkRatingJudge):
         judged="retrieved_context",
         problem_type="relevance",
     )
-    golden = {
-        "good": {
-            "question": "What is the overdraft interest rate on the Current Account?",
-            "retrieved_context": [
-                "Current Account: arranged overdraft interest rate is 39.9% EAR variable.",
-                "Overdraft interest on the Current Account is charged monthly at the arranged rate.",
-            ],
-        },
-        "bad": {
-            "question": "What is the overdraft interest rate on the Current Account?",
-            "retrieved_context": [
-                "Our mobile app lets you freeze a lost card instantly.",
-                "Branches are open from nine to five on weekdays.",
-            ],
-        },
-    }
+    golden = golden_contexts(
+        [
+            "Current Account: arranged overdraft interest rate is 39.9% EAR variable.",
+            "Overdraft interest on the Current Account is charged monthly at the arranged rate.",
+        ],
+        [
+            "Our mobile app lets you freeze a lost card instantly.",
+            "Branches are open from nine to five on weekdays.",
+        ],
+        question="What is the overdraft interest rate on the Current Account?",
+    )
     template_id = "databricks_chunk_relevance"
     assessment = "chunk_relevance"
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import CaseScores, EvaluatorSpec
@@ -78,10 +78,12 @@ class Classification(Evaluator):
         keywords=["classification", "labels", "confusion-matrix", "accuracy", "f1"],
     )
 
-    golden = {
-        "good": {"expected_output": "Complaint", "actual_output": "complaint.", "categories": ["classification"]},
-        "bad": {"expected_output": "Complaint", "actual_output": "Compliment", "categories": ["classification"]},
-    }
+    golden = golden_pair(
+        "complaint.",
+        "Compliment",
+        expected_output="Complaint",
+        categories=["classification"],
+    )
 
 
     labels: str = field(

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 
 from assay.evaluators._sentence_similarity import similarity_spec
 from assay.evaluators._split_bound import check_bound, within_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored, cosine, score_metric
+from assay.evaluators.base import CaseContext, Evaluator, Scored, cosine, golden_contexts, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
 from assay.models import RetrievedChunk
+from assay.models.evaluation import on_good_side
 
 SPLIT_INPUTS = ("retrieved_context",)
 
@@ -49,22 +50,17 @@ class ContextMeanReciprocalRank(Evaluator):
         required_inputs=["question", "retrieved_context"],
     )
 
-    golden = {
-        "good": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "retrieved_context": [
-                "The Easy Access Saver pays an interest rate of 3.25% AER. Interest is paid monthly.",
-                "Our branches open at 9am on Saturdays.",
-            ],
-        },
-        "bad": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "retrieved_context": [
-                "Our branches open at 9am on Saturdays.",
-                "Lost cards can be frozen in the mobile app.",
-            ],
-        },
-    }
+    golden = golden_contexts(
+        [
+            "The Easy Access Saver pays an interest rate of 3.25% AER. Interest is paid monthly.",
+            "Our branches open at 9am on Saturdays.",
+        ],
+        [
+            "Our branches open at 9am on Saturdays.",
+            "Lost cards can be frozen in the mobile app.",
+        ],
+        question="What interest rate does the Easy Access Saver pay?",
+    )
 
     mrr_relevant_chunk_threshold: float = field(
         default=0.7,
@@ -121,7 +117,7 @@ class ContextMeanReciprocalRank(Evaluator):
         best = 0.0
         for position, chunk in enumerate(chunks):
             relevance = self.relevance(case.question, chunk)
-            if relevance >= self.mrr_relevant_chunk_threshold:
+            if on_good_side(relevance, self.mrr_relevant_chunk_threshold, True):
                 return Scored(
                     scores={"mean_reciprocal_rank": round(1.0 / (position + 1), 6)},
                     details={"first_relevant_rank": position + 1, "relevance": round(relevance, 6)},

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judge_spec
-from assay.evaluators.base import CaseContext, Scored, score_metric
+from assay.evaluators.base import CaseContext, Scored, golden_contexts, score_metric
 from assay.evaluators.registry import register
 
 CONTEXT_PRECISION_METRIC = score_metric(
@@ -35,27 +35,21 @@ class ContextPrecision(JudgedEvaluator):
         judged="retrieved_context",
         also_reads=["expected_output"],
     )
-    golden = {
-        "good": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
-            "retrieved_context": [
-                "Easy Access Saver: balances from £10,000 to £49,999 pay 3.25% AER.",
-                "Branch opening hours: 9am to 5pm on weekdays.",
-            ],
-        },
-        "bad": {
-            "question": "What rate does the Easy Access Saver pay on £20,000?",
-            "expected_output": "The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
-            "retrieved_context": [
-                "Branch opening hours: 9am to 5pm on weekdays.",
-                "Mortgage overpayments of up to 10% a year are free of charge.",
-                "Easy Access Saver: balances from £10,000 to £49,999 pay 3.25% AER.",
-            ],
-        },
-    }
+    golden = golden_contexts(
+        [
+            "Easy Access Saver: balances from £10,000 to £49,999 pay 3.25% AER.",
+            "Branch opening hours: 9am to 5pm on weekdays.",
+        ],
+        [
+            "Branch opening hours: 9am to 5pm on weekdays.",
+            "Mortgage overpayments of up to 10% a year are free of charge.",
+            "Easy Access Saver: balances from £10,000 to £49,999 pay 3.25% AER.",
+        ],
+        question="What rate does the Easy Access Saver pay on £20,000?",
+        expected_output="The Easy Access Saver pays 3.25% AER on balances from £10,000 to £49,999.",
+    )
 
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_precision(case, ask)
-        return Scored(scores={"context_precision": part.score}, details=part.details)
+        return part.scored("context_precision")

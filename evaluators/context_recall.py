@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
-from assay.evaluators.base import CaseContext, Scored, score_metric
+from assay.evaluators.base import CaseContext, Scored, golden_contexts, score_metric
 from assay.evaluators.registry import register
 
 CONTEXT_RECALL_METRIC = score_metric(
@@ -36,22 +36,14 @@ class ContextRecall(JudgedEvaluator):
         model_types=["rag"],
         required_inputs=["expected_output", "retrieved_context"],
     )
-    golden = {
-        "good": {
-            "question": "How is interest paid on the Easy Access Saver?",
-            "expected_output": "Interest is calculated daily. Interest is paid monthly into the account.",
-            "retrieved_context": [
-                "Easy Access Saver terms: interest is calculated daily and paid monthly into the account."
-            ],
-        },
-        "bad": {
-            "question": "How is interest paid on the Easy Access Saver?",
-            "expected_output": "Interest is calculated daily. Interest is paid monthly into the account.",
-            "retrieved_context": ["Branch opening hours: 9am to 5pm on weekdays. Parking is free for customers."],
-        },
-    }
+    golden = golden_contexts(
+        ["Easy Access Saver terms: interest is calculated daily and paid monthly into the account."],
+        ["Branch opening hours: 9am to 5pm on weekdays. Parking is free for customers."],
+        question="How is interest paid on the Easy Access Saver?",
+        expected_output="Interest is calculated daily. Interest is paid monthly into the account.",
+    )
 
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_recall(case, ask)
-        return Scored(scores={"context_recall": part.score}, details=part.details)
+        return part.scored("context_recall")

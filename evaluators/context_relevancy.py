@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from assay.evaluators import _ragas
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judge_spec
-from assay.evaluators.base import CaseContext, Scored, score_metric
+from assay.evaluators.base import CaseContext, Scored, golden_contexts, score_metric
 from assay.evaluators.registry import register
 
 
@@ -34,25 +34,20 @@ class ContextRelevancy(JudgedEvaluator):
         keywords=["rag", "retrieval", "relevancy", "sentences", "llm-judge", "ragas"],
         judged="retrieved_context",
     )
-    golden = {
-        "good": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "retrieved_context": [
-                "The Easy Access Saver pays an interest rate of 3.25% AER.",
-                "The Easy Access Saver interest rate is variable and paid monthly.",
-            ],
-        },
-        "bad": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "retrieved_context": [
-                "Branch opening hours are 9am to 5pm on weekdays. Parking is free for customers.",
-                "The Easy Access Saver pays an interest rate of 3.25% AER. Mortgage overpayments are free.",
-            ],
-        },
-    }
+    golden = golden_contexts(
+        [
+            "The Easy Access Saver pays an interest rate of 3.25% AER.",
+            "The Easy Access Saver interest rate is variable and paid monthly.",
+        ],
+        [
+            "Branch opening hours are 9am to 5pm on weekdays. Parking is free for customers.",
+            "The Easy Access Saver pays an interest rate of 3.25% AER. Mortgage overpayments are free.",
+        ],
+        question="What interest rate does the Easy Access Saver pay?",
+    )
     cascade_proxy: ClassVar[str | None] = "context_relevancy_soft"
 
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.context_relevancy(case, ask)
-        return Scored(scores={"context_relevancy": part.score}, details=part.details)
+        return part.scored("context_relevancy")

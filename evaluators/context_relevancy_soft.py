@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from assay.evaluators._sentence_similarity import SentenceSimilarityEvaluator, sentences_of, similarity_spec
-from assay.evaluators.base import CaseContext, Unscored, score_metric
+from assay.evaluators.base import CaseContext, Unscored, golden_contexts, score_metric
 from assay.evaluators.registry import register
 
 
@@ -41,22 +41,17 @@ class ContextRelevancySoft(SentenceSimilarityEvaluator):
         required_inputs=["question", "retrieved_context"],
     )
 
-    golden = {
-        "good": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "retrieved_context": [
-                "Easy Access Saver. The Easy Access Saver pays an interest rate of 3.25% AER.",
-                "What interest rate does the Easy Access Saver pay? It pays 3.25% AER, paid monthly.",
-            ],
-        },
-        "bad": {
-            "question": "What interest rate does the Easy Access Saver pay?",
-            "retrieved_context": [
-                "Our branches open at 9am on Saturdays.",
-                "Report a lost card by calling 0800 555 0142.",
-            ],
-        },
-    }
+    golden = golden_contexts(
+        [
+            "Easy Access Saver. The Easy Access Saver pays an interest rate of 3.25% AER.",
+            "What interest rate does the Easy Access Saver pay? It pays 3.25% AER, paid monthly.",
+        ],
+        [
+            "Our branches open at 9am on Saturdays.",
+            "Report a lost card by calling 0800 555 0142.",
+        ],
+        question="What interest rate does the Easy Access Saver pay?",
+    )
 
     split_inputs = ("retrieved_context",)
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from assay.evaluators._databricks import RatingJudge, numbered_context, rating_metric
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, golden_contexts
 from assay.evaluators.registry import register
 
 
@@ -31,18 +31,12 @@ class ContextSufficiency(RatingJudge):
         also_reads=["expected_output"],
         problem_type="relevance",
     )
-    golden = {
-        "good": {
-            "question": "What is the minimum deposit for the Fixed Rate Bond?",
-            "expected_output": "The Fixed Rate Bond needs a minimum deposit of £1,000.",
-            "retrieved_context": ["Fixed Rate Bond: open it with a minimum deposit of £1,000 for a 2 year term."],
-        },
-        "bad": {
-            "question": "What is the minimum deposit for the Fixed Rate Bond?",
-            "expected_output": "The Fixed Rate Bond needs a minimum deposit of £1,000.",
-            "retrieved_context": ["Easy Access Saver: withdraw at any time without a penalty."],
-        },
-    }
+    golden = golden_contexts(
+        ["Fixed Rate Bond: open it with a minimum deposit of £1,000 for a 2 year term."],
+        ["Easy Access Saver: withdraw at any time without a penalty."],
+        question="What is the minimum deposit for the Fixed Rate Bond?",
+        expected_output="The Fixed Rate Bond needs a minimum deposit of £1,000.",
+    )
     template_id = "databricks_context_sufficiency"
     assessment = "context_sufficiency"
     scope = "retrieval"

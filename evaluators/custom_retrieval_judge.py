@@ -12,7 +12,7 @@ from assay.evaluators._databricks import (
     rating_metric,
 )
 from assay.evaluators._judged import judge_spec
-from assay.evaluators.base import CaseContext
+from assay.evaluators.base import CaseContext, golden_contexts
 from assay.evaluators.registry import register
 
 DEFAULT_PROMPT = (
@@ -42,16 +42,11 @@ class CustomRetrievalJudge(CustomPromptJudge, ChunkRatingJudge):
         keywords=["llm-judge", "custom", "prompt", "retrieval", "databricks"],
         judged="retrieved_context",
     )
-    golden = {
-        "good": {
-            "question": "What is the fee for a CHAPS payment?",
-            "retrieved_context": ["CHAPS payment fee: £25 per payment, sent the same working day."],
-        },
-        "bad": {
-            "question": "What is the fee for a CHAPS payment?",
-            "retrieved_context": ["Our savings app rounds up card purchases into a pot."],
-        },
-    }
+    golden = golden_contexts(
+        ["CHAPS payment fee: £25 per payment, sent the same working day."],
+        ["Our savings app rounds up card purchases into a pot."],
+        question="What is the fee for a CHAPS payment?",
+    )
     template_id = "databricks_custom_retrieval"
     needed_variable = "retrieved_context"
     assessment_name: str = assessment_name_parameter("chunk_helps_request", "retrieval")

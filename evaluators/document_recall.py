@@ -9,11 +9,11 @@ duplicate expected URIs count once.
 from dataclasses import dataclass
 from typing import ClassVar
 
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_contexts, score_metric
 from assay.evaluators.registry import register
 
 from assay.models import RetrievedChunk
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 
 @register
@@ -33,35 +33,28 @@ class DocumentRecall(Evaluator):
         model_types=["rag"],
         required_inputs=["expected_retrieved_doc_uris", "retrieved_context"],
         metrics=[
-            MetricMeta(
-                key="document_recall",
-                display_name="Document recall",
-                description="Ground-truth document URIs found among the retrieved chunks / all ground-truth URIs.",
-                higher_is_better=True,
-                threshold=0.75,
-                is_primary=True,
+            score_metric(
+                "document_recall",
+                "Document recall",
+                "Ground-truth document URIs found among the retrieved chunks / all ground-truth URIs.",
+                primary=True,
                 aggregate_name="retrieval/ground_truth/document_recall/average",
             )
         ],
         keywords=["retrieval", "recall", "ground-truth", "documents", "rag"],
     )
 
-    golden = {
-        "good": {
-            "expected_retrieved_doc_uris": ["kb://savings/easy-access", "kb://savings/rates"],
-            "retrieved_context": [
-                RetrievedChunk(text="The Easy Access Saver pays 3.25% AER.", doc_uri="kb://savings/rates", rank=0),
-                RetrievedChunk(text="Withdraw at any time without a fee.", doc_uri="kb://savings/easy-access", rank=1),
-            ],
-        },
-        "bad": {
-            "expected_retrieved_doc_uris": ["kb://savings/easy-access", "kb://savings/rates"],
-            "retrieved_context": [
-                RetrievedChunk(text="Our branches open at 9am on Saturdays.", doc_uri="kb://branches/hours", rank=0),
-                RetrievedChunk(text="Lost cards can be frozen in the app.", doc_uri="kb://cards/lost", rank=1),
-            ],
-        },
-    }
+    golden = golden_contexts(
+        [
+            RetrievedChunk(text="The Easy Access Saver pays 3.25% AER.", doc_uri="kb://savings/rates", rank=0),
+            RetrievedChunk(text="Withdraw at any time without a fee.", doc_uri="kb://savings/easy-access", rank=1),
+        ],
+        [
+            RetrievedChunk(text="Our branches open at 9am on Saturdays.", doc_uri="kb://branches/hours", rank=0),
+            RetrievedChunk(text="Lost cards can be frozen in the app.", doc_uri="kb://cards/lost", rank=1),
+        ],
+        expected_retrieved_doc_uris=["kb://savings/easy-access", "kb://savings/rates"],
+    )
 
 
     def score(self, case: CaseContext) -> Scored:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.evaluators._judged import CaseJudge, JudgedEvaluator, judged_spec
-from assay.evaluators.base import CaseContext, Scored, Unscored, score_metric
+from assay.evaluators.base import CaseContext, Scored, Unscored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
@@ -90,24 +90,15 @@ class FactCheck(JudgedEvaluator):
         required_inputs=["actual_output"],
         compliance=["NIST: Valid and Reliable", "NIST: Safe", "SR 11-7: Outcomes Analysis"],
     )
-    golden = {
-        "good": {
-            "question": "What does the savings account pay?",
-            "actual_output": "The Easy Saver account pays 2% interest per year. Withdrawals are free of charge.",
-            "retrieved_context": [
-                "The Easy Saver account pays 2% interest per year, paid monthly.",
-                "Withdrawals from Easy Saver are free of charge at any time.",
-            ],
-        },
-        "bad": {
-            "question": "What does the savings account pay?",
-            "actual_output": "The Easy Saver account pays 5% interest per year. Withdrawals cost 10 dollars each.",
-            "retrieved_context": [
-                "The Easy Saver account pays 2% interest per year, paid monthly.",
-                "Withdrawals from Easy Saver are free of charge at any time.",
-            ],
-        },
-    }
+    golden = golden_pair(
+        "The Easy Saver account pays 2% interest per year. Withdrawals are free of charge.",
+        "The Easy Saver account pays 5% interest per year. Withdrawals cost 10 dollars each.",
+        question="What does the savings account pay?",
+        retrieved_context=[
+            "The Easy Saver account pays 2% interest per year, paid monthly.",
+            "Withdrawals from Easy Saver are free of charge at any time.",
+        ],
+    )
 
     passages_per_claim: int = field(
         default=3, metadata={"description": "Passages of the retrieved context shown to the judge for each claim."}

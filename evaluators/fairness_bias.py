@@ -15,10 +15,10 @@ from assay.evaluators._models import (
     model_parameter,
     normalise_label,
 )
-from assay.evaluators.base import CaseContext, Unscored, golden_pair
+from assay.evaluators.base import CaseContext, Unscored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 DEFAULT_MODEL = "d4data/bias-detection-model"
 
@@ -50,13 +50,12 @@ class FairnessBias(AnswerModelEvaluator):
         required_inputs=["actual_output"],
         needs=["model_weights"],
         metrics=[
-            MetricMeta(
-                key="fairness_bias",
-                display_name="Fairness bias",
-                description="Probability that the answer is biased (gender, racial or political); high is biased.",
+            score_metric(
+                "fairness_bias",
+                "Fairness bias",
+                "Probability that the answer is biased (gender, racial or political); high is biased.",
+                primary=True,
                 higher_is_better=False,
-                threshold=0.75,
-                is_primary=True,
             )
         ],
         keywords=["bias", "fairness", "classifier", "gender", "race", "politics"],

@@ -62,4 +62,4 @@ class Faithfulness(JudgedEvaluator):
 
     async def judge(self, case: CaseContext, ask: CaseJudge) -> Scored:
         part = await _ragas.faithfulness(case, ask)
-        return Scored(scores={"faithfulness": part.score}, details=part.details)
+        return part.scored("faithfulness")

@@ -80,12 +80,12 @@ from assay.evaluators._nli import NliBackend, NliUnavailable, configured_nli_mod
 from assay.evaluators._polarity import claim_is_negative, passage_is_negative
 from assay.evaluators._records import Absent, contradicted, read_record
 from assay.evaluators._split_bound import check_bound, within_bound
-from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair
+from assay.evaluators.base import CaseContext, Evaluator, Scored, Unscored, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.budget import spend
 from assay.models import RetrievedChunk, TestLabRow
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec, on_good_side, straddles
 
 METHODS = ("learned", "hybrid", "semantic", "semantic_gated", "lexical")
 BACKENDS = ("auto", "nli", "offline")
@@ -253,25 +253,21 @@ class Groundedness(Evaluator):
         required_inputs=["retrieved_context", "actual_output"],
         needs=["embeddings"],
         metrics=[
-            MetricMeta(
-                key="groundedness",
-                display_name="Groundedness",
-                description=(
-                    "Support of the least-supported claim of the answer by the evidence; below the threshold the "
-                    "answer states facts the evidence does not (hallucination)."
-                ),
-                higher_is_better=True,
+            score_metric(
+                "groundedness",
+                "Groundedness",
+                "Support of the least-supported claim of the answer by the evidence; below the threshold the "
+                "answer states facts the evidence does not (hallucination).",
+                primary=True,
                 threshold=packaged_model().threshold,  # the learned default's cut, chosen with its fit
-                is_primary=True,
             ),
-            MetricMeta(
-                key="ungrounded_sentences",
-                display_name="Ungrounded sentences",
-                description=(
-                    "Share of the answer's claims whose support is below the threshold: how much of the answer "
-                    "is ungrounded, where the primary metric says whether any of it is."
-                ),
+            score_metric(
+                "ungrounded_sentences",
+                "Ungrounded sentences",
+                "Share of the answer's claims whose support is below the threshold: how much of the answer is "
+                "ungrounded, where the primary metric says whether any of it is.",
                 higher_is_better=False,
+                threshold=None,
             ),
         ],
         keywords=["rag", "hallucination", "embeddings", "faithfulness", "figures"],
@@ -584,8 +580,8 @@ class Groundedness(Evaluator):
         lows = [scored.get(index, bounds.get(index, (0.0, 0.0))[0]) for index in kept]
         highs = [scored.get(index, bounds.get(index, (0.0, 0.0))[1]) for index in kept]
         weakest = kept[int(np.argmin(highs))]
-        surely = sum(value < threshold for value in highs) if threshold else 0
-        possibly = sum(value < threshold for value in lows) if threshold else 0
+        surely = sum(not on_good_side(value, threshold, True) for value in highs) if threshold else 0
+        possibly = sum(not on_good_side(value, threshold, True) for value in lows) if threshold else 0
         details: dict = {"backend": f"offline:{self.method}"}
         if self.method == "learned":
             signals = {**claim_score.signals[read.claims[weakest].sentence], "hybrid": known.get(weakest)}
@@ -632,10 +628,10 @@ class Groundedness(Evaluator):
         if not bounds:
             return kept
         if self.embed_claims == "verdict" and threshold is not None:
-            settled = any(high < threshold for _, high in bounds.values()) or all(
-                low >= threshold for low, _ in bounds.values()
+            settled = any(not on_good_side(high, threshold, True) for _, high in bounds.values()) or all(
+                on_good_side(low, threshold, True) for low, _ in bounds.values()
             )
-            wanted = [] if settled else [index for index in kept if bounds[index][0] < threshold <= bounds[index][1]]
+            wanted = [] if settled else [index for index in kept if straddles(*bounds[index], threshold)]
         else:
             wanted = [kept[position] for position in deciding_claims([bounds[index] for index in kept], threshold)]
         return [index for index in wanted if supports[index][0] < supports[index][1]]

@@ -8,10 +8,10 @@ Assay's documented default for an interactive assistant, meant to be overridden 
 from dataclasses import dataclass
 from typing import ClassVar
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, quantity_metric
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 DEFAULT_LATENCY_SECONDS = 10.0
 # The declared range needs a finite ceiling: a day is beyond any host timeout, a longer duration is a clock bug.
@@ -34,17 +34,14 @@ class Latency(Evaluator):
         compliance=["SR 11-7: Ongoing Monitoring", "NIST: Valid and Reliable"],
         required_inputs=["duration"],
         metrics=[
-            MetricMeta(
-                key="latency_seconds",
-                display_name="Latency (seconds)",
-                description=(
-                    f"Seconds from request to answer (default threshold {DEFAULT_LATENCY_SECONDS:.0f} s, an "
-                    "Assay default: the seeds define none)."
-                ),
-                higher_is_better=False,
+            quantity_metric(
+                "latency_seconds",
+                "Latency (seconds)",
+                f"Seconds from request to answer (default threshold {DEFAULT_LATENCY_SECONDS:.0f} s, an Assay "
+                "default: the seeds define none).",
+                ceiling=MAX_LATENCY_SECONDS,
                 threshold=DEFAULT_LATENCY_SECONDS,
-                range=(0.0, MAX_LATENCY_SECONDS),
-                is_primary=True,
+                primary=True,
                 aggregate_name="agent/latency_seconds/average",
             )
         ],

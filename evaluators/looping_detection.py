@@ -13,7 +13,7 @@ from assay.evaluators.base import CaseContext, Evaluator, Scored, golden_pair, s
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 _HASH_MODULUS = (1 << 61) - 1
 _HASH_BASE = 1_000_003
@@ -115,14 +115,11 @@ class LoopingDetection(Evaluator):
                 "Unique sentences / all sentences, omitting sentences shorter than 10 characters.",
                 primary=True,
             ),
-            MetricMeta(
-                key="longest_repeated_substring",
-                display_name="Longest repeated substring",
-                description=(
-                    "Length of the longest (non-overlapping) repeated substring x its frequency / text length."
-                ),
+            score_metric(
+                "longest_repeated_substring",
+                "Longest repeated substring",
+                "Length of the longest (non-overlapping) repeated substring x its frequency / text length.",
                 higher_is_better=False,
-                threshold=0.75,
             ),
             score_metric(
                 "compression_ratio",

@@ -23,10 +23,10 @@ from assay.evaluators._models import (
     read_config,
     require_model,
 )
-from assay.evaluators.base import CaseContext, Unscored, golden_pair
+from assay.evaluators.base import CaseContext, Unscored, golden_pair, quantity_metric
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec
 
 DEFAULT_MODEL = "distilgpt2"
 MANUAL_THRESHOLD = 0.5
@@ -145,17 +145,14 @@ class Perplexity(AnswerModelEvaluator):
         required_inputs=["actual_output"],
         needs=["model_weights"],
         metrics=[
-            MetricMeta(
-                key="perplexity",
-                display_name="Perplexity",
-                description=(
-                    "exp(mean negative log-likelihood per token) of the answer under the language model; the "
-                    "scale depends on the model (1 = perfectly predicted, never lower)."
-                ),
-                higher_is_better=False,
+            quantity_metric(
+                "perplexity",
+                "Perplexity",
+                "exp(mean negative log-likelihood per token) of the answer under the language model; the scale "
+                "depends on the model (1 = perfectly predicted, never lower).",
+                ceiling=UNBOUNDED,
                 threshold=DEFAULT_THRESHOLD,
-                range=(0.0, UNBOUNDED),
-                is_primary=True,
+                primary=True,
             )
         ],
         keywords=["perplexity", "fluency", "language-model", "distilgpt2"],

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from assay.evaluators._overlap import reference_overlap_golden, reference_overlap_spec
+from assay.evaluators._overlap import reference_answer_golden, reference_overlap_spec
 from assay.evaluators.base import CaseContext, Evaluator, Unscored, score_metric
 from assay.evaluators.registry import register
 
@@ -48,7 +48,7 @@ class Rouge(Evaluator):
         keywords=["rouge", "n-gram", "lcs", "ground-truth", "summarization"],
     )
 
-    golden = reference_overlap_golden("The Easy Access Saver pays 3.25% AER on all balances from £10,000.")
+    golden = reference_answer_golden("The Easy Access Saver pays 3.25% AER on all balances from £10,000.")
 
     use_stemmer: bool = field(
         default=False,

@@ -11,13 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from assay.evaluators._sentence_similarity import embed_distinct, similarity_matrix
+from assay.evaluators._sentence_similarity import embed_distinct, similarity_matrix, similarity_spec
 from assay.evaluators._split_bound import check_bound, oversized_input, within_bound
 from assay.evaluators._steps import MAX_STEPS, TooManyStepsError, align_steps, extract_steps
-from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, golden_pair, quantity_metric
 from assay.evaluators.registry import register
 
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import MetricMeta
 
 SPLIT_INPUTS = ("retrieved_context", "actual_output")
 NO_PROCEDURE = (
@@ -30,15 +30,20 @@ def _step_metric(
     key: str, display_name: str, description: str, *, higher_is_better: bool = False, primary: bool = False
 ) -> MetricMeta:
     """A count of steps (0 to MAX_STEPS): of alignment errors (lower is better) or of steps found."""
-    return MetricMeta(
-        key=key,
-        display_name=display_name,
-        description=description,
-        higher_is_better=higher_is_better,
+    return quantity_metric(
+        key,
+        display_name,
+        description,
+        ceiling=float(MAX_STEPS),
         threshold=0.75,
-        range=(0.0, float(MAX_STEPS)),
-        is_primary=primary,
+        higher_is_better=higher_is_better,
+        primary=primary,
     )
+
+
+def _steps_found_metric(key: str, display_name: str, where: str) -> MetricMeta:
+    """The number of steps detected in ``where`` (the context or the answer); more steps, more trust."""
+    return _step_metric(key, display_name, f"Number of steps detected in {where}.", higher_is_better=True)
 
 
 _CONTEXT = (
@@ -53,22 +58,15 @@ _CONTEXT = (
 @register
 @dataclass
 class StepAlignment(Evaluator):
-    spec = EvaluatorSpec(
-        id="step_alignment",
-        display_name="Step alignment and completeness",
-        description=(
-            "Checks the steps of a procedure in the actual answer for alignment and completeness against the "
-            "retrieved context as ground truth. Enumerations (numbered or bulleted lists, 'Step N:' lines, "
-            "First/Then/Finally sentences) are extracted by regular expressions, the steps are embedded, and "
-            "dynamic programming finds the fewest insertions, deletions and mismatches (step pairs below the "
-            "similarity threshold) that turn the answer's steps into the context's."
-        ),
-        domain="generation",
-        compliance=["NIST: Valid and Reliable", "SR 11-7: Outcomes Analysis"],
-        model_types=["rag"],
-        required_inputs=["retrieved_context", "actual_output"],
-        needs=["embeddings"],
-        metrics=[
+    spec = similarity_spec(
+        "step_alignment",
+        "Step alignment and completeness",
+        "Checks the steps of a procedure in the actual answer for alignment and completeness against the "
+        "retrieved context as ground truth. Enumerations (numbered or bulleted lists, 'Step N:' lines, "
+        "First/Then/Finally sentences) are extracted by regular expressions, the steps are embedded, and "
+        "dynamic programming finds the fewest insertions, deletions and mismatches (step pairs below the "
+        "similarity threshold) that turn the answer's steps into the context's.",
+        [
             _step_metric(
                 "edits",
                 "Edits",
@@ -87,20 +85,11 @@ class StepAlignment(Evaluator):
                 "Mismatches",
                 "Aligned pairs of steps that differ in meaning (similarity below the step similarity threshold).",
             ),
-            _step_metric(
-                "retrieved_context_steps",
-                "Retrieved context steps",
-                "Number of steps detected in the context.",
-                higher_is_better=True,
-            ),
-            _step_metric(
-                "actual_answer_steps",
-                "Actual answer steps",
-                "Number of steps detected in the actual answer.",
-                higher_is_better=True,
-            ),
+            _steps_found_metric("retrieved_context_steps", "Retrieved context steps", "the context"),
+            _steps_found_metric("actual_answer_steps", "Actual answer steps", "the actual answer"),
         ],
         keywords=["embeddings", "procedures", "steps", "alignment", "completeness", "rag"],
+        required_inputs=["retrieved_context", "actual_output"],
     )
 
     golden = golden_pair(

@@ -34,7 +34,7 @@ from assay.evaluators.base import (
 from assay.evaluators.registry import register
 
 from assay.embeddings import split_sentences
-from assay.models.evaluation import EvaluatorSpec, MetricMeta
+from assay.models.evaluation import EvaluatorSpec, on_good_side
 
 SPLIT_INPUTS = ("question", "retrieved_context", "actual_output")
 
@@ -81,15 +81,12 @@ class SummarizationCompletenessFaithfulness(Evaluator):
                 "Faithfulness (SummaC ZS)",
                 "Mean over summary sentences of the highest entailment probability given any source sentence.",
             ),
-            MetricMeta(
-                key="faithfulness_summac_conv",
-                display_name="Faithfulness (SummaC Conv)",
-                description=(
-                    "Probability that the summary is consistent, from the trained SummaC Conv layers over each "
-                    "summary sentence's histogram of entailment probabilities; unscored (with the reason in the "
-                    "case details) unless summac_conv_weights names the trained layers."
-                ),
-                higher_is_better=True,
+            score_metric(
+                "faithfulness_summac_conv",
+                "Faithfulness (SummaC Conv)",
+                "Probability that the summary is consistent, from the trained SummaC Conv layers over each summary "
+                "sentence's histogram of entailment probabilities; unscored (with the reason in the case details) "
+                "unless summac_conv_weights names the trained layers.",
                 threshold=0.5,
             ),
         ],
@@ -199,7 +196,8 @@ class SummarizationCompletenessFaithfulness(Evaluator):
         matrix = np.array([pair.entailment for pair in pairs]).reshape(len(source), len(summary))
         best = matrix.max(axis=0)
         threshold = self.faithful_sentence_threshold
-        faithful = [sentence for sentence, value in zip(summary, best, strict=True) if value >= threshold]
+        entailed = on_good_side(best, threshold, True)
+        faithful = [sentence for sentence, good in zip(summary, entailed, strict=True) if good]
         completeness = 0.0
         if faithful:
             source_vectors = self.services.embedder.embed(source)

@@ -10,7 +10,7 @@ with the budget of the system under test.
 from dataclasses import dataclass
 from typing import ClassVar
 
-from assay.evaluators.base import CaseContext, Evaluator, Unscored
+from assay.evaluators.base import CaseContext, Evaluator, Unscored, quantity_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -23,14 +23,13 @@ MAX_TOKENS = 1e9
 
 def _count_metric(key: str, display_name: str, description: str, aggregate_name: str) -> MetricMeta:
     primary = key == "total_token_count"
-    return MetricMeta(
-        key=key,
-        display_name=display_name,
-        description=description,
-        higher_is_better=False,
+    return quantity_metric(
+        key,
+        display_name,
+        description,
+        ceiling=MAX_TOKENS,
         threshold=DEFAULT_TOTAL_TOKENS if primary else None,
-        range=(0.0, MAX_TOKENS),
-        is_primary=primary,
+        primary=primary,
         aggregate_name=aggregate_name,
     )
 

@@ -15,7 +15,7 @@ from assay.evaluators._models import (
     model_parameter,
     normalise_label,
 )
-from assay.evaluators.base import CaseContext, golden_pair
+from assay.evaluators.base import CaseContext, golden_pair, score_metric
 from assay.evaluators.registry import register
 
 from assay.models.evaluation import EvaluatorSpec, MetricMeta
@@ -41,13 +41,12 @@ def metric_for_label(label: str) -> str | None:
 
 def _metric(key: str) -> MetricMeta:
     display_name, what = _METRICS[key]
-    return MetricMeta(
-        key=key,
-        display_name=display_name,
-        description=f"Probability (sigmoid of the classifier's logit) that the answer contains {what}.",
+    return score_metric(
+        key,
+        display_name,
+        f"Probability (sigmoid of the classifier's logit) that the answer contains {what}.",
+        primary=key == "toxicity",
         higher_is_better=False,
-        threshold=0.75,
-        is_primary=key == "toxicity",
     )
 
 

@@ -28,6 +28,7 @@ from pydantic import Field, create_model
 from assay.escaping import for_field_description, for_markdown_text, short_line, visible_controls
 from assay.models import TestSuite
 from assay.models.corpus import Chunk
+from assay.models.evaluation import on_good_side
 from assay.models.mrm import FailureClusters, ReviewItem, SuiteValidation, TopicModel
 from assay.models.steps import Step
 from assay.models.workflow import CALIBRATION_ANSWERS_PER_FORM, REVIEW_PAGE_SIZE
@@ -521,15 +522,17 @@ def _nearest_alternating(group: Sequence[ReviewItem]) -> list[ReviewItem]:
     return [side[turn] for turn in range(max(map(len, sides))) for side in sides if turn < len(side)]
 
 
+_SIDES = {(True, True): "at or above", (True, False): "below", (False, True): "at or below", (False, False): "above"}
+"""(higher is better, on the good side) -> where the score stands to its threshold, in words."""
+
+
 def _direction(item: ReviewItem) -> str:
     """'higher is better: 0.620 is below 0.750, so FAIL'."""
     if item.threshold is None:
         return f"score {item.score:.3f}, no threshold"
     score, threshold = _numbers(item)
-    if item.higher_is_better:
-        side = "at or above" if item.score >= item.threshold else "below"
-    else:
-        side = "at or below" if item.score <= item.threshold else "above"
+    good = on_good_side(item.score, item.threshold, item.higher_is_better)
+    side = _SIDES[item.higher_is_better, good]
     better = "higher" if item.higher_is_better else "lower"
     return f"{better} is better: {score} is {side} {threshold}, so {'PASS' if item.metric_passes else 'FAIL'}"
 
@@ -562,7 +565,7 @@ def _against(item: ReviewItem) -> str:
     if item.threshold is None:
         return f"score {item.score:.3f}"
     score, threshold = _numbers(item)
-    return f"{score} {'>=' if item.score >= item.threshold else '<'} {threshold}"
+    return f"{score} {'>=' if on_good_side(item.score, item.threshold, higher_is_better=True) else '<'} {threshold}"
 
 
 def _numbers(item: ReviewItem) -> tuple[str, str]:

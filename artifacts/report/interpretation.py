@@ -103,8 +103,8 @@ def _claim_items(claims: list[dict[str, Any]], threshold: float) -> list[dict[st
     """Each checked claim with its support and the evidence it was matched to; the unsupported ones first, so a
     reviewer reads what failed before what passed. A claim with no evidence to show is listed only if weak."""
     items = []
-    for claim in sorted(claims, key=lambda item: (item.get("support") or 0.0) >= threshold):
-        weak = (claim.get("support") or 0.0) < threshold
+    for claim in sorted(claims, key=lambda item: on_good_side(item.get("support") or 0.0, threshold, True)):
+        weak = not on_good_side(claim.get("support") or 0.0, threshold, True)
         evidence = claim.get("closest_context")
         if not weak and not evidence:
             continue

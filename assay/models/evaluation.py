@@ -44,6 +44,12 @@ def on_good_side(value: Any, threshold: Any, higher_is_better: bool) -> Any:
     return value >= threshold if higher_is_better else value <= threshold
 
 
+def straddles(low: float, high: float, threshold: float, higher_is_better: bool = True) -> bool:
+    """Whether a score known only to lie in ``[low, high]`` may fall on either side of ``threshold`` (the one
+    rule decides each end)."""
+    return bool(on_good_side(low, threshold, higher_is_better) != on_good_side(high, threshold, higher_is_better))
+
+
 class MetricMeta(DomainModel):
     key: str
     display_name: str

@@ -12,7 +12,7 @@ from assay.apps.cli.common import command_group, console, options, user_errors
 from assay.apps.cli.gates import GATE_HELP, apply_gates, validated_gates
 from assay.apps.cli.plugins import listed, listed_unavailable, print_unavailable
 from assay.escaping import for_terminal
-from assay.models.evaluation import DEFAULT_EVALUATORS
+from assay.models.evaluation import DEFAULT_EVALUATORS, on_good_side
 
 evaluators_app = command_group("The evaluator catalogue.")
 hosts_app = command_group("Systems under test that Assay can call.")
@@ -317,6 +317,6 @@ def _cell(aggregate: dict[str, Any]) -> str:
     if aggregate["mean"] is None:
         return f"unscored ({aggregate['unscored']})"
     threshold, value = aggregate["threshold"], aggregate["mean"]
-    fails = threshold is not None and (value < threshold if aggregate["higher_is_better"] else value > threshold)
+    fails = threshold is not None and not on_good_side(value, threshold, aggregate["higher_is_better"])
     text = f"{value:.3f} ({aggregate['scored']})"
     return f"[red]{text}[/]" if fails else text
