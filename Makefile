@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 H2OGPTE_VENV := .venv-h2ogpte
 STAMP := $(VENV)/.installed
 # uv installs what pip would, from the same registry, several times faster (see install)
-UV = $(BIN)/uv pip install --quiet
+UV = $(BIN)/uv pip install --quiet --compile-bytecode
 TEST_WORKERS ?= 4
 
 export HF_HUB_OFFLINE := 1
@@ -18,7 +18,9 @@ install: $(STAMP)
 
 # torch goes first, with pip and its exact pin: that CPU wheel lies on disk here (pip's configured find-links),
 # anything looser pulls a CUDA build. The rest is installed by uv, which resolves the same releases as pip from the
-# same registry in ~15 s instead of ~90 s; pip does it where uv cannot be installed or fails.
+# same registry in ~15 s instead of ~90 s; pip does it where uv cannot be installed or fails. Both leave every
+# module compiled (uv when asked): where PYTHONDONTWRITEBYTECODE is set, as here, nothing is compiled later, and
+# each process would compile what it imports again (`import prefect` alone: +1.1 s).
 $(STAMP): pyproject.toml
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet "torch==2.13.0"
@@ -43,20 +45,22 @@ bytecode: install
 demo: install bytecode
 	ASSAY_HOME=$(CURDIR)/.assay $(BIN)/assay demo --out demo-output
 
-test: install
+test: install bytecode
 	# browser tests drive the machine's Debian chromium (Playwright never downloads one)
 	test -x /usr/bin/chromium || apt-get install -y chromium || (apt-get update && apt-get install -y chromium)
 	$(BIN)/ruff check .
 	# pytest exits 5 when it collects no tests: not a failure of the build. Test files run in parallel, in
 	# TEST_WORKERS processes, two per core on the 2-core machines CI uses: the server and browser tests mostly
 	# wait on their servers and browsers, and a second worker per core fills that time (19.5 -> 11.4 min there).
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile || [ $$? -eq 5 ]
+	# Bytecode may be written here (into git-ignored __pycache__ folders): each worker would otherwise rewrite
+	# and compile every test module's assertions again (~5 s a worker).
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile || [ $$? -eq 5 ]
 
 # The quick loop while working: the linter and every test file but those measured at 10 worker-seconds or more
 # in tests/durations.txt (the servers, browsers and whole flows). `make test` runs everything, as CI does.
-check: install
+check: install bytecode
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --quick || [ $$? -eq 5 ]
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile --quick || [ $$? -eq 5 ]
 
 lint: install
 	$(BIN)/ruff check .
