@@ -103,6 +103,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: -costs.get(item.nodeid.split("::")[0], 0.0))
 
 
+_FAILED_STEP: dict[str, str] = {}
+"""Module -> the first of its steps that failed, in modules marked ``steps`` (see ``pytest_runtest_setup``)."""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and item.get_closest_marker("steps") is not None:
+        _FAILED_STEP.setdefault(item.module.__name__, item.name)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A module marked ``steps`` is one scenario in order (a person's session, test by test, each under the
+    time limit of one test): once a step fails, the later ones are not run, they say which step failed."""
+    if item.get_closest_marker("steps") is not None and item.module.__name__ in _FAILED_STEP:
+        pytest.skip(f"an earlier step of this scenario failed: {_FAILED_STEP[item.module.__name__]}")
+
+
 _CPU_LOG = os.environ.get("ASSAY_TEST_CPU_LOG")
 """Where to append each test's CPU seconds (this worker and the processes it waited for), wall seconds, node id,
 worker and the time it ended (how the workers' loads end): on a 2-core machine the suite is bound by CPU, so

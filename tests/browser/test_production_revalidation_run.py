@@ -12,7 +12,8 @@ default) and submits: the run completes, verdict "no baseline". A person approve
 terminal (``assay baseline approve``). The same form with the week-2 folder: the run ends Failed, its state
 message naming the regression against that baseline; its Artifacts tab shows the verdict (a fail, groundedness
 worse) and the import report. The rag app's API key reaches neither the exported files nor the run's
-parameters. Screenshots (viewport, 1280x800) are kept under
+parameters. The tests are these steps, in order, in one browser page (marked ``steps``: once one fails, the
+rest are skipped). Screenshots (viewport, 1280x800) are kept under
 ``.assay/test-screenshots/test_production_revalidation_from_the_deployment_form_fails_on_a_regression/``.
 """
 
@@ -34,7 +35,7 @@ from tests.support.prefect_server import ServedDeployment, api, run_created_by_f
 from tests.traces.rag_app import answer_from_context
 from tests.traces.test_production_traces import _invented, _week
 
-pytestmark = pytest.mark.timeout(600)  # ~1.5 min on a quiet 2-core machine
+pytestmark = [pytest.mark.timeout(600), pytest.mark.steps]  # ~1.5 min on a quiet 2-core machine
 REPO = Path(__file__).resolve().parents[2]
 TEST = "test_production_revalidation_from_the_deployment_form_fails_on_a_regression"
 NAME = "production-revalidation"  # the flow's, the deployment's and the re-validation's name
@@ -195,67 +196,78 @@ def _files_naming(folder: Path, text: str) -> list[str]:
     return [str(path) for path in folder.rglob("*") if path.is_file() and needle in path.read_bytes()]
 
 
-def test_production_revalidation_from_the_deployment_form_fails_on_a_regression(served: Served) -> None:
-    started = time.monotonic()
-    timeline: list[str] = []
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """One chromium page for both weeks, as the operator keeps one browser open."""
+    with chromium_page(TEST, width=WIDTH, height=HEIGHT) as session:
+        yield session
 
-    def note(event: str) -> None:
-        timeline.append(f"{time.monotonic() - started:5.0f} s {event}")
 
-    with chromium_page(TEST, width=WIDTH, height=HEIGHT) as browser:
-        # Week 1: no baseline yet, so nothing to compare; the run completes.
-        first = _submit_run(browser, served, served.weeks["week-1"], "1")
-        note("week-1 submitted")
-        state = _final_state(served, first)
-        note(f"week-1 {state['type']}")
-        assert state["type"] == "COMPLETED", f"{state['type']}: {state['message']}\n{served.tail()}"
-        parameters = api(served.api_url, f"/flow_runs/{first}")["parameters"]
-        assert parameters["traces"] == str(served.weeks["week-1"]) and parameters["sample"] == "200", parameters
-        _show_final(browser, served, first, "COMPLETED", "1")
-        baseline = _export_of(served, first)
-        verdict = json.loads((baseline / "revalidation" / "verdict.json").read_text())
-        assert verdict["verdict"] == "no baseline", verdict
-        first_verdict = _open_artifact(browser, served, first, VERDICT_KEY, "1")
-        assert f"Re-validation {NAME}: no baseline" in first_verdict, first_verdict[:600]
+@pytest.fixture(scope="module")
+def runs() -> dict[str, str]:
+    """The flow run ids of the weeks submitted so far, for the steps after."""
+    return {}
 
-        # A person approves week 1 as the baseline at a terminal.
-        approved = _assay(served, "baseline", "approve", baseline.name, "--name", NAME, "--by", APPROVER)
-        assert approved.returncode == 0, approved.stdout + approved.stderr
-        assert f"run {baseline.name}, approved by {APPROVER}" in " ".join(approved.stdout.split()), approved.stdout
-        note("week-1 approved as the baseline")
 
-        # Week 2: the regressed model's answers ignore the documents; the run fails against the baseline.
-        second = _submit_run(browser, served, served.weeks["week-2"], "2")
-        note("week-2 submitted")
-        state = _final_state(served, second)
-        note(f"week-2 {state['type']}")
-        message = " ".join((state["message"] or "").split())
-        assert state["type"] == "FAILED", f"{state['type']}: {message}\n{served.tail()}"
-        assert f"regression against baseline run {baseline.name}: " in message, message
-        assert re.search(r"[1-9]\d* metric\(s\) significantly worse", message), message
-        assert "bank-assistant groundedness.groundedness " in message, message  # the state names the metric
-        _show_final(browser, served, second, "FAILED", "2")
-        regressed = _export_of(served, second)
-        assert sorted(path.name for path in served.out.iterdir()) == sorted([baseline.name, regressed.name])
-        comparison = json.loads((regressed / "revalidation" / "comparison.json").read_text())
-        worse = {delta["metric"] for delta in comparison["deltas"] if delta["change"] == "worse"}
-        assert "groundedness" in worse, comparison["deltas"]
+def test_week_1_completes_without_a_baseline_and_is_approved_at_a_terminal(
+    served: Served, browser: Browser, runs: dict[str, str]
+) -> None:
+    """Week 1: no baseline yet, so nothing to compare; the run completes. A person approves it as the baseline
+    at a terminal."""
+    first = _submit_run(browser, served, served.weeks["week-1"], "1")
+    runs["week-1"] = first
+    state = _final_state(served, first)
+    assert state["type"] == "COMPLETED", f"{state['type']}: {state['message']}\n{served.tail()}"
+    parameters = api(served.api_url, f"/flow_runs/{first}")["parameters"]
+    assert parameters["traces"] == str(served.weeks["week-1"]) and parameters["sample"] == "200", parameters
+    _show_final(browser, served, first, "COMPLETED", "1")
+    baseline = _export_of(served, first)
+    verdict = json.loads((baseline / "revalidation" / "verdict.json").read_text())
+    assert verdict["verdict"] == "no baseline", verdict
+    first_verdict = _open_artifact(browser, served, first, VERDICT_KEY, "1")
+    assert f"Re-validation {NAME}: no baseline" in first_verdict, first_verdict[:600]
 
-        shown = _open_artifact(browser, served, second, VERDICT_KEY, "2")
-        assert f"Re-validation {NAME}: FAILED" in shown, shown[:600]
-        assert f"Baseline: run {baseline.name}, approved by {APPROVER}" in shown, shown[:600]
-        assert "significantly worse" in shown and "groundedness" in shown, shown[:2000]
-        report = _open_artifact(browser, served, second, IMPORT_KEY, "2")
-        assert "Production traces imported" in report, report[:600]
-        note("artifacts shown")
-        assert "/v2/" not in browser.page.url
-        assert browser.dialogs == []
-    print(f"\n{TEST}:\n" + "\n".join(timeline))
+    approved = _assay(served, "baseline", "approve", baseline.name, "--name", NAME, "--by", APPROVER)
+    assert approved.returncode == 0, approved.stdout + approved.stderr
+    assert f"run {baseline.name}, approved by {APPROVER}" in " ".join(approved.stdout.split()), approved.stdout
 
-    # The rag app's API key went nowhere: not into the labs, exports or store, nor into the runs' parameters (nor
-    # anywhere in the Prefect server's database and logs).
+
+def test_production_revalidation_from_the_deployment_form_fails_on_a_regression(
+    served: Served, browser: Browser, runs: dict[str, str]
+) -> None:
+    """Week 2: the regressed model's answers ignore the documents; the run fails against week 1's baseline,
+    and its Artifacts tab shows the verdict and the import report."""
+    baseline = _export_of(served, runs["week-1"])
+    second = _submit_run(browser, served, served.weeks["week-2"], "2")
+    runs["week-2"] = second
+    state = _final_state(served, second)
+    message = " ".join((state["message"] or "").split())
+    assert state["type"] == "FAILED", f"{state['type']}: {message}\n{served.tail()}"
+    assert f"regression against baseline run {baseline.name}: " in message, message
+    assert re.search(r"[1-9]\d* metric\(s\) significantly worse", message), message
+    assert "bank-assistant groundedness.groundedness " in message, message  # the state names the metric
+    _show_final(browser, served, second, "FAILED", "2")
+    regressed = _export_of(served, second)
+    assert sorted(path.name for path in served.out.iterdir()) == sorted([baseline.name, regressed.name])
+    comparison = json.loads((regressed / "revalidation" / "comparison.json").read_text())
+    worse = {delta["metric"] for delta in comparison["deltas"] if delta["change"] == "worse"}
+    assert "groundedness" in worse, comparison["deltas"]
+
+    shown = _open_artifact(browser, served, second, VERDICT_KEY, "2")
+    assert f"Re-validation {NAME}: FAILED" in shown, shown[:600]
+    assert f"Baseline: run {baseline.name}, approved by {APPROVER}" in shown, shown[:600]
+    assert "significantly worse" in shown and "groundedness" in shown, shown[:2000]
+    report = _open_artifact(browser, served, second, IMPORT_KEY, "2")
+    assert "Production traces imported" in report, report[:600]
+    assert "/v2/" not in browser.page.url
+    assert browser.dialogs == []
+
+
+def test_the_rag_apps_key_went_nowhere(served: Served, runs: dict[str, str]) -> None:
+    """Not into the labs, exports or store, nor into the runs' parameters (nor anywhere in the Prefect server's
+    database and logs)."""
     assert _files_naming(served.out, SECRET) == []
     assert _files_naming(served.home, SECRET) == []
     assert _files_naming(Path(served.env["PREFECT_HOME"]), SECRET) == []
-    for flow_run_id in (first, second):
+    for flow_run_id in runs.values():
         assert SECRET not in json.dumps(api(served.api_url, f"/flow_runs/{flow_run_id}")["parameters"])
