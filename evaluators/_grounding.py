@@ -273,6 +273,10 @@ class ClaimCheck:
     units: int = 0
 
 
+_PLAIN_NUMBER = regex.compile(r"\d+(?:\.\d+)?")
+"""A figure key that is a plain number (not a time, a date or a range)."""
+
+
 class Evidence:
     """What a case's retrieved context states, ready for lookups.
 
@@ -282,7 +286,7 @@ class Evidence:
     def __init__(self, context_texts: Iterable[str], question: str = "", *, fuzzy_cutoff: float = 88.0) -> None:
         context_texts = list(context_texts)
         self.figures = [figure for text in [*context_texts, question] for figure in figures(text)]
-        self._derived_by_unit: dict[str, set[str]] = {}
+        self._values_by_unit: dict[str, frozenset[Decimal]] = {}
         vocabulary = {word.lower() for text in context_texts for word in words(text)}
         self.vocabulary = sorted(vocabulary)
         self.stems = {_stem(word) for word in vocabulary} | {
@@ -308,25 +312,27 @@ class Evidence:
         return any(figure.matches(known) for known in self.figures)
 
     def derives(self, figure: Figure) -> bool:
-        """Not stated, but the sum or difference of two stated figures of its unit (a rate less a discount, a
-        year plus a period): a worked answer's result, weaker evidence than a figure stated outright."""
-        return not self.states(figure) and figure.key in self._derived(figure.unit)
+        """Not stated, but the sum or difference of two different stated figures of its unit (a rate less a
+        discount, a year plus a period): a worked answer's result, weaker evidence than a figure stated outright.
+        Looked up against each stated value (linear in the context's figures: all the pairs of a long context's
+        figures run to millions)."""
+        if self.states(figure) or not _PLAIN_NUMBER.fullmatch(figure.key):
+            return False
+        target, known = Decimal(figure.key), self._values(figure.unit)
+        return any(
+            (target - value in known and target - value != value) or (target and value + target in known)
+            for value in known
+        )
 
-    def _derived(self, unit: str) -> set[str]:
-        if unit not in self._derived_by_unit:
-            values = [
+    def _values(self, unit: str) -> frozenset[Decimal]:
+        """The distinct plain numbers stated in ``unit`` or with no unit."""
+        if unit not in self._values_by_unit:
+            self._values_by_unit[unit] = frozenset(
                 Decimal(known.key)
                 for known in self.figures
-                if regex.fullmatch(r"\d+(?:\.\d+)?", known.key) and (not unit or not known.unit or known.unit == unit)
-            ]
-            self._derived_by_unit[unit] = {
-                format(result.normalize(), "f")
-                for first in values
-                for second in values
-                if first != second
-                for result in (first + second, abs(first - second))
-            }
-        return self._derived_by_unit[unit]
+                if _PLAIN_NUMBER.fullmatch(known.key) and (not unit or not known.unit or known.unit == unit)
+            )
+        return self._values_by_unit[unit]
 
     def check(self, sentence: str) -> ClaimCheck:
         stated = figures(sentence, bare_one=False)

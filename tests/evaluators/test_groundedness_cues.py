@@ -59,6 +59,32 @@ def test_a_sum_or_difference_of_stated_figures_is_derived_not_missing() -> None:
     assert not evidence.derives(figures("4.09%")[0])
 
 
+def test_derived_figures_are_the_sums_and_differences_of_two_different_stated_ones_even_in_a_long_context() -> None:
+    """The same answers as every pair's sum and difference written out, and linear in the context's figures: a
+    context of 2,000 figures (4 million pairs, 16 s written out) answers at once, inside a guardrail's budget."""
+    import itertools
+    import time
+    from decimal import Decimal
+
+    context = ["Rates: 1.5%, 2%, 3.25% and 10%. Fees: £4, £7 and £10; a year is 12 months."]
+    evidence = Evidence(context)
+    checked = 0
+    for text in ("3.5%", "0.5%", "1.75%", "8.5%", "4%", "20%", "1.25%", "11.5%", "13.25%", "0%", "6.75%", "£3", "£17"):
+        figure = figures(text)[0]
+        stated = {Decimal(f.key) for f in evidence.figures if not f.unit or not figure.unit or f.unit == figure.unit}
+        both_ways = [(a + b, abs(a - b)) for a, b in itertools.permutations(stated, 2)]
+        expected = not evidence.states(figure) and any(Decimal(figure.key) in pair for pair in both_ways)
+        assert evidence.derives(figure) is expected, text
+        checked += expected
+    assert checked >= 5
+
+    long = [" ".join(f"Chunk {c} sentence {n} says the rate is {c}.{n}% AER." for n in range(10)) for c in range(100)]
+    evidence = Evidence(long)
+    started = time.monotonic()
+    assert evidence.derives(figures("150.5%")[0]) and not evidence.derives(figures("250.5%")[0])
+    assert time.monotonic() - started < 1.0
+
+
 def test_polarity_follows_negation_and_the_lead_in_of_a_list() -> None:
     exclusions = "We will not pay for: (a) wear and tear; (b) damage caused by pets."
     assert polarity_flipped("Yes, damage caused by pets is covered.", "(b) damage caused by pets.", exclusions)
