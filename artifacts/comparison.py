@@ -105,20 +105,25 @@ def compare_runs(baseline: RunDocuments, current: RunDocuments, *, seed: int = S
 def bootstrap_delta(
     before: np.ndarray, after: np.ndarray, *, paired: bool, rng: np.random.Generator
 ) -> tuple[float, float, float]:
-    """(delta, low, high): the mean difference current - baseline and its percentile bootstrap interval."""
-    tail = (1 - CONFIDENCE) / 2 * 100
-    if paired:
-        differences = after - before
-        picks = rng.integers(0, len(differences), size=(RESAMPLES, len(differences)))
-        samples = differences[picks].mean(axis=1)
-        delta = float(differences.mean())
-    else:
-        before_picks = rng.integers(0, len(before), size=(RESAMPLES, len(before)))
-        after_picks = rng.integers(0, len(after), size=(RESAMPLES, len(after)))
-        samples = after[after_picks].mean(axis=1) - before[before_picks].mean(axis=1)
-        delta = float(after.mean() - before.mean())
-    low, high = np.percentile(samples, [tail, 100 - tail])
+    """(delta, low, high): the mean difference current - baseline and its percentile bootstrap interval, by
+    ``scipy.stats.bootstrap`` from ``rng``: paired, one ``integers(0, n, (RESAMPLES, n))`` draw of case positions;
+    unpaired, one such draw for the baseline, then one for the current run. Each run needs at least 2 values."""
+    from scipy.stats import bootstrap
+
+    statistic = _paired_mean_difference if paired else _mean_difference
+    delta = float(statistic(before, after))
+    result = bootstrap((before, after), statistic, n_resamples=RESAMPLES, vectorized=True, paired=paired,
+                       confidence_level=CONFIDENCE, method="percentile", rng=rng)  # fmt: skip
+    low, high = result.confidence_interval
     return delta, float(low), float(high)
+
+
+def _paired_mean_difference(before: np.ndarray, after: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(after - before, axis=axis)
+
+
+def _mean_difference(before: np.ndarray, after: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(after, axis=axis) - np.mean(before, axis=axis)
 
 
 def _delta(before: Scores, after: Scores, higher_is_better: bool, rng: np.random.Generator) -> dict[str, Any]:
