@@ -24,6 +24,7 @@ CPU_LOG = """\
 def test_a_run_is_written_and_read_back() -> None:
     text = render(TEST_LOG, CPU_LOG, "a made-up run")
     assert text.startswith("# Test durations: a made-up run\n# pytest: 12 passed, 1 skipped in 61 s wall.\n")
+    assert all(len(line) <= 120 for line in text.splitlines() if line.startswith("#"))
     assert "#      52.1 s wall     20.0 s CPU  tests/browser/test_a.py" in text
     assert "0.50s" not in text  # phases under 1 s are counted in no file's total, and not listed
     assert seconds_per_file(text) == {"tests/browser/test_a.py": 52.1, "tests/test_b.py": 9.0}

@@ -9,6 +9,7 @@ at least ``QUICK_FILE_LIMIT_S`` worker-seconds), so it is written from a measure
 
 import argparse
 import re
+import textwrap
 from collections import defaultdict
 from pathlib import Path
 
@@ -66,7 +67,7 @@ def render(test_log: str, cpu_log: str, about: str) -> str:
         wall[node.split("::")[0]] += seconds
     cpu = cpu_per_file(cpu_log)
     shown = [phase for phase in measured if phase[0] >= SHOWN_PHASE_S]
-    lines = [f"# Test durations: {about}"]
+    lines = ["# " + line for line in textwrap.wrap(f"Test durations: {about}", width=116)]
     if summary:
         lines.append(f"# pytest: {summary['summary']} in {float(summary['seconds']):,.0f} s wall.")
     lines += [
