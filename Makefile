@@ -3,6 +3,8 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 H2OGPTE_VENV := .venv-h2ogpte
+# the h2ogpte hosts' client, in an environment of its own (see install); the local test server speaks its version
+H2OGPTE_CLIENT := h2ogpte==1.7.5
 STAMP := $(VENV)/.installed
 # uv installs what pip would, from the same registry, several times faster (see install)
 UV = $(BIN)/uv pip install --quiet --compile-bytecode
@@ -30,7 +32,7 @@ $(STAMP): pyproject.toml
 	# h2ogpte hosts reach through assay/hosts/h2ogpte_bridge.py (an older checkout installed it here: removed)
 	$(BIN)/pip uninstall --quiet --yes h2ogpte 2>/dev/null || true
 	test -x $(H2OGPTE_VENV)/bin/python || $(PYTHON) -m venv $(H2OGPTE_VENV)
-	$(UV) --python $(H2OGPTE_VENV)/bin/python "h2ogpte==1.7.5" || $(H2OGPTE_VENV)/bin/pip install --quiet "h2ogpte==1.7.5"
+	$(UV) --python $(H2OGPTE_VENV)/bin/python "$(H2OGPTE_CLIENT)" || $(H2OGPTE_VENV)/bin/pip install --quiet "$(H2OGPTE_CLIENT)"
 	# compile UMAP's numba kernels once into the project's cache (what `assay demo` reads), not in the first run
 	NUMBA_CACHE_DIR=$(CURDIR)/.assay/cache/numba $(BIN)/python -m assay.mrm.topic_jit
 	touch $(STAMP)
