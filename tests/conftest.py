@@ -28,7 +28,12 @@ import pytest  # noqa: E402
 
 from assay.embeddings import EmbeddingEngine, shared_engine  # noqa: E402
 from assay.testing.seaweed import SeaweedServer, running_seaweed  # noqa: E402
-from tests.support.durations_file import DURATIONS, heavy_files, seconds_per_file  # noqa: E402
+from tests.support.durations_file import (  # noqa: E402
+    DURATIONS,
+    QUICK_FILE_LIMIT_S,
+    heavy_files,
+    seconds_per_file,
+)
 from tests.support.prefect_server import PrefectServer, running_prefect_server  # noqa: E402
 
 
@@ -83,7 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--quick",
         action="store_true",
-        help="leave out the test files measured at 10 worker-seconds or more (tests/durations.txt): `make check`",
+        help=f"leave out the test files measured at {QUICK_FILE_LIMIT_S:g} worker-seconds or more "
+        "(tests/durations.txt): `make check`",
     )
 
 

@@ -13,7 +13,7 @@ from assay.artifacts.report.headline import primary_metric_headline
 from assay.artifacts.report.run_documents import RunDocuments
 
 from assay.models.evaluation import on_good_side
-from assay.models.plugins import ASSAY_PACKAGE
+from assay.models.plugins import ASSAY_PACKAGE, PluginOrigin
 from assay.models.thresholds import recorded_override
 from assay.storage.runs import RUN_FILE
 from assay.validity.published import published_metrics
@@ -279,8 +279,8 @@ def _package(origin: dict[str, Any] | None) -> dict[str, Any] | None:
     whether it is a plugin of another package); None for results written before origins were recorded."""
     if not origin:
         return None
-    label = origin["package"] if origin.get("version") is None else f"{origin['package']} {origin['version']}"
-    return {"label": label, "plugin": origin["package"] != ASSAY_PACKAGE, "entry_point": origin.get("entry_point")}
+    recorded = PluginOrigin.model_validate(origin)
+    return {"label": recorded.label, "plugin": recorded.package != ASSAY_PACKAGE, "entry_point": recorded.entry_point}
 
 
 def build_interpretation(run: RunDocuments, published: PublishedLookup = published_metrics) -> dict[str, Any]:
